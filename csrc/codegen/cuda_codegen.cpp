@@ -1,0 +1,388 @@
+#include "codegen/cuda_codegen.h"
+
+#include <cmath>
+#include <set>
+
+#include "codegen/prelude.h"
+#include "passes/simplify.h"
+
+namespace parir {
+
+std::string cuda_identifier(const std::string& name) {
+  static const std::set<std::string> reserved = {
+      "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "class",
+      "const", "constexpr", "continue", "decltype", "default", "delete", "do", "double",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "nullptr",
+      "operator", "private", "protected", "public", "register", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try",
+      "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
+      "volatile", "while", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
+      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+      "parir", "main", "min", "max", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "pow",
+      "floor", "fmod", "atan2"};
+  if (reserved.count(name) || name.rfind("parir_", 0) == 0 || name.rfind("__", 0) == 0)
+    return name + "_";
+  return name;
+}
+
+namespace {
+
+std::string int_literal(int64_t v, ScalarType t) {
+  switch (t) {
+    case ScalarType::I64:
+      return v == INT64_MIN ? "(-9223372036854775807L - 1)" : fmt::format("{}L", v);
+    case ScalarType::I32:
+      return v == INT32_MIN ? "(-2147483647 - 1)" : fmt::format("{}", v);
+    case ScalarType::U64:
+      return fmt::format("{}UL", static_cast<uint64_t>(v));
+    case ScalarType::U32:
+      return fmt::format("{}U", static_cast<uint32_t>(v));
+    default:
+      return fmt::format("(({}){})", cuda_name(t), v);
+  }
+}
+
+std::string float_literal(double v, ScalarType t) {
+  const char* ty = t == ScalarType::F32 ? "float" : "double";
+  if (std::isinf(v)) return fmt::format("{}parir::inf<{}>()", v < 0 ? "-" : "", ty);
+  if (std::isnan(v)) return fmt::format("parir::nan<{}>()", ty);
+  std::string s = t == ScalarType::F32 ? fmt::format("{:.9g}", static_cast<float>(v))
+                                       : fmt::format("{:.17g}", v);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return t == ScalarType::F32 ? s + "f" : s;
+}
+
+const char* cuda_operator(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::And:
+      return "&&";
+    case BinaryOp::Or:
+      return "||";
+    default:
+      return python_symbol(op);
+  }
+}
+
+class KernelPrinter {
+ public:
+  KernelPrinter(const Program& p, const Kernel& k, std::string& out)
+      : prog_(p), k_(k), out_(out) {}
+
+  void print() {
+    std::vector<std::string> params;
+    for (const auto& name : k_.tensors) {
+      const TensorType& t = prog_.tensors.at(name);
+      bool written = std::find(k_.written.begin(), k_.written.end(), name) != k_.written.end();
+      params.push_back(fmt::format("{}{}* {}", written ? "" : "const ", cuda_name(t.elem),
+                                   cuda_identifier(name)));
+    }
+    for (const auto& v : k_.host_vars) params.push_back("int64_t " + cuda_identifier(v));
+    line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{", k_.tpb,
+                     cuda_identifier(k_.name), fmt::join(params, ", ")));
+    ++indent_;
+    grid_prologue();
+    for (const auto& [name, type] : k_.locals)
+      line(fmt::format("{} {};", cuda_name(type.scalar), cuda_identifier(name)));
+    if (auto g = k_.root->as<GpuBlock>()) {
+      depth_ = 1;
+      body(g->body);
+    } else {
+      stmt(k_.root);
+    }
+    --indent_;
+    line("}");
+  }
+
+ private:
+  const Program& prog_;
+  const Kernel& k_;
+  std::string& out_;
+  int indent_ = 0;
+  int depth_ = 0;  // enclosing parallel levels
+  int last_line_ = -1;
+
+  void line(const std::string& text) {
+    out_ += std::string(indent_ * 2, ' ') + text + "\n";
+  }
+
+  // A #line directive back to the user's source, when the line changes.
+  void at(const Loc& loc) {
+    if (!loc.known() || loc.line == last_line_) return;
+    last_line_ = loc.line;
+    std::string file;
+    for (char c : prog_.source->filename) {
+      if (c == '"' || c == '\\') file += '\\';
+      file += c;
+    }
+    out_ += fmt::format("#line {} \"{}\"\n", loc.line, file);
+  }
+
+  // Which grid index each parallel level uses, decoded from blockIdx.x (innermost fastest).
+  void grid_prologue() {
+    std::vector<std::string> desc;
+    for (size_t d = 0; d < k_.levels.size(); ++d)
+      desc.push_back(fmt::format("level {}: {} {}", d, k_.levels[d].count,
+                                 k_.levels[d].threads ? "threads" : "blocks"));
+    line(fmt::format("// grid({}) block({}); {}", k_.grid(), k_.tpb, fmt::join(desc, ", ")));
+    size_t nblock_levels = k_.levels.size() - (k_.has_thread_level() ? 1 : 0);
+    bool decode = k_.grid() > 1;
+    if (decode) line("int64_t parir_block = blockIdx.x;");
+    if (k_.has_thread_level()) {
+      if (k_.inner_blocks > 1) {
+        line(fmt::format("const int64_t parir_t = (parir_block % {}) * {} + threadIdx.x;",
+                         k_.inner_blocks, k_.tpb));
+        if (nblock_levels > 0) line(fmt::format("parir_block /= {};", k_.inner_blocks));
+      } else {
+        line("const int64_t parir_t = threadIdx.x;");
+      }
+    }
+    for (size_t i = nblock_levels; i-- > 0;) {
+      if (k_.levels[i].count == 1 || !decode) {
+        line(fmt::format("const int64_t parir_b{} = 0;", i));
+        continue;
+      }
+      line(fmt::format("const int64_t parir_b{} = parir_block % {};", i, k_.levels[i].count));
+      if (i > 0) line(fmt::format("parir_block /= {};", k_.levels[i].count));
+    }
+  }
+
+  bool at_block_level() const {
+    return k_.has_thread_level() && depth_ < static_cast<int>(k_.levels.size());
+  }
+
+  // ----- statements -----------------------------------------------------------------------
+
+  void body(const Body& b) {
+    for (const auto& s : b) stmt(s);
+  }
+
+  void block(const Body& b) {
+    ++indent_;
+    body(b);
+    --indent_;
+  }
+
+  void stmt(const StmtPtr& s) {
+    at(s->loc);
+    if (auto a = s->as<Assign>()) return assign(*a);
+    if (auto f = s->as<For>()) return f->par ? parallel_for(*f) : sequential_for(*f);
+    if (auto w = s->as<While>()) {
+      line(fmt::format("while ({}) {{", condition(w->cond)));
+      block(w->body);
+      line("}");
+      return;
+    }
+    if (auto i = s->as<If>()) return if_stmt(*i, false);
+    if (auto g = s->as<GpuBlock>()) {
+      // Already on the GPU: a nested `with parir.gpu:` is just its body.
+      line("{");
+      block(g->body);
+      line("}");
+    }
+  }
+
+  void assign(const Assign& a) {
+    std::string text = fmt::format("{} = {};", expr(a.target), expr(a.value));
+    if (a.target->as<Load>() && at_block_level()) {
+      // Outside the thread-level loops every thread of the block runs this statement: one
+      // thread writes, and barriers order the write with the threads' other accesses.
+      line("__syncthreads();");
+      line(fmt::format("if (threadIdx.x == 0) {}", text));
+      line("__syncthreads();");
+      return;
+    }
+    line(text);
+  }
+
+  void if_stmt(const If& i, bool is_else_if) {
+    line(fmt::format("{}if ({}) {{", is_else_if ? "} else " : "", condition(i.cond)));
+    block(i.then_body);
+    if (i.else_body.size() == 1 && i.else_body[0]->as<If>() && i.else_body[0]->labels.empty()) {
+      at(i.else_body[0]->loc);
+      return if_stmt(*i.else_body[0]->as<If>(), true);
+    }
+    if (!i.else_body.empty()) {
+      line("} else {");
+      block(i.else_body);
+    }
+    line("}");
+  }
+
+  // The loop header for `var` over range(lo, hi, step), starting at iteration `first` and
+  // advancing `stride` iterations at a time.
+  void loop_header(const std::string& v, const ExprPtr& lo, const ExprPtr& hi,
+                   const ExprPtr& step, const std::string& first, const std::string& stride) {
+    auto s = step->as<IntImm>();
+    std::string name = cuda_identifier(v);
+    if (s) {
+      bool lo_zero = lo->as<IntImm>() && lo->as<IntImm>()->value == 0;
+      std::string scaled = s->value == 1 ? first : fmt::format("{} * {}", first, s->value);
+      std::string start = first == "0" ? expr(lo)
+                          : lo_zero    ? scaled
+                                       : fmt::format("{} + {}", expr(lo), scaled);
+      std::string inc = stride == "1" ? fmt::format("{}", s->value)
+                        : s->value == 1 ? stride
+                                        : fmt::format("{} * {}", stride, s->value);
+      line(fmt::format("for (int64_t {} = {}; {} {} {}; {} += {}) {{", name, start, name,
+                       s->value > 0 ? "<" : ">", expr(hi), name, inc));
+      return;
+    }
+    // A step known only at run time: count iterations, as range() does.
+    std::string k = "parir_k_" + name;
+    line(fmt::format("const int64_t {}_lo = {}, {}_step = {};", k, expr(lo), k, expr(step)));
+    line(fmt::format("const int64_t {}_n = parir::trip_count({}_lo, {}, {}_step);", k, k,
+                     expr(hi), k));
+    line(fmt::format("for (int64_t {} = {}; {} < {}_n; {} += {}) {{", k, first, k, k, k, stride));
+    line(fmt::format("  const int64_t {} = {}_lo + {} * {}_step;", name, k, k, k));
+  }
+
+  void sequential_for(const For& f) {
+    // range() evaluates its bounds once; hoist a bound that is not a constant.
+    ExprPtr hi = f.hi;
+    if (!hi->as<IntImm>()) {
+      std::string h = "parir_stop_" + cuda_identifier(f.var);
+      line("{");
+      ++indent_;
+      line(fmt::format("const int64_t {} = {};", h, expr(f.hi)));
+      hi = var(h, f.hi->loc, f.hi->type);
+    }
+    loop_header(f.var, f.lo, hi, f.step, "0", "1");
+    block(f.body);
+    line("}");
+    if (hi != f.hi) {
+      --indent_;
+      line("}");
+    }
+  }
+
+  void parallel_for(const For& f) {
+    const ParLevel& level = k_.levels.at(depth_);
+    std::string worker = level.threads ? "parir_t" : fmt::format("parir_b{}", depth_);
+    std::string labels = fmt::format("{}", fmt::join(f.labels, "', '"));
+    line(fmt::format("// label '{}': parallel over {} {}", labels, level.count,
+                     level.threads ? "threads" : "blocks"));
+    loop_header(f.var, f.lo, f.hi, f.step, worker, fmt::format("{}L", level.count));
+    ++depth_;
+    block(f.body);
+    --depth_;
+    line("}");
+    if (level.threads && depth_ > 0 && at_block_level()) line("__syncthreads();");
+  }
+
+  // ----- expressions ----------------------------------------------------------------------
+
+  // An if/while condition, without the parentheses the statement already supplies.
+  std::string condition(const ExprPtr& e) {
+    std::string text = expr(e);
+    if (e->as<Binary>() && text.size() > 2 && text.front() == '(' && text.back() == ')')
+      return text.substr(1, text.size() - 2);
+    return text;
+  }
+
+  std::string expr(const ExprPtr& e) {
+    switch (e->kind) {
+      case ExprKind::IntImm:
+        return int_literal(e->as<IntImm>()->value, e->type.scalar);
+      case ExprKind::FloatImm:
+        return float_literal(e->as<FloatImm>()->value, e->type.scalar);
+      case ExprKind::BoolImm:
+        return e->as<BoolImm>()->value ? "true" : "false";
+      case ExprKind::Var:
+        return cuda_identifier(e->as<Var>()->name);
+      case ExprKind::Load:
+        return load(*e->as<Load>());
+      case ExprKind::Unary: {
+        auto u = e->as<Unary>();
+        const char* op = u->op == UnaryOp::Neg ? "-" : u->op == UnaryOp::Not ? "!" : "~";
+        return narrow(fmt::format("({}{})", op, expr(u->a)), e->type.scalar);
+      }
+      case ExprKind::Binary:
+        return binary_expr(*e->as<Binary>());
+      case ExprKind::Call: {
+        auto c = e->as<Call>();
+        std::vector<std::string> args;
+        for (const auto& a : c->args) args.push_back(expr(a));
+        return fmt::format("parir::{}({})", python_name(c->fn), fmt::join(args, ", "));
+      }
+      case ExprKind::Cast:
+        return fmt::format("(({}){})", cuda_name(e->type.scalar), expr(e->as<Cast>()->a));
+      case ExprKind::Select: {
+        auto s = e->as<Select>();
+        return fmt::format("({} ? {} : {})", expr(s->cond), expr(s->a), expr(s->b));
+      }
+    }
+    return "?";
+  }
+
+  // C++ computes small integer types in int; wrap the result back to the type, as the GPU's
+  // registers would hold it.
+  static std::string narrow(const std::string& text, ScalarType t) {
+    if ((is_int(t) && size_in_bytes(t) < 4)) return fmt::format("(({}){})", cuda_name(t), text);
+    return text;
+  }
+
+  std::string binary_expr(const Binary& b) {
+    std::string x = expr(b.a), y = expr(b.b);
+    ScalarType t = b.a->type.scalar;
+    switch (b.op) {
+      case BinaryOp::FloorDiv:
+        return narrow(fmt::format("parir::floordiv({}, {})", x, y), t);
+      case BinaryOp::Mod:
+        return narrow(fmt::format("parir::mod({}, {})", x, y), t);
+      case BinaryOp::Pow:
+        return narrow(fmt::format("parir::pow({}, {})", x, y), t);
+      default:
+        return narrow(fmt::format("({} {} {})", x, cuda_operator(b.op), y), b.type.scalar);
+    }
+  }
+
+  // x[i, j] -> x[i * stride0 + j * stride1], with constant negative indices counted from the end
+  // as in Python.
+  std::string load(const Load& l) {
+    const TensorType& t = prog_.tensors.at(l.tensor);
+    Type i64{ScalarType::I64, false};
+    ExprPtr offset = int_imm(0, l.loc, i64);
+    for (size_t d = 0; d < l.indices.size(); ++d) {
+      ExprPtr idx = l.indices[d];
+      if (auto c = idx->as<IntImm>(); c && c->value < 0) idx = int_imm(c->value + t.shape[d], l.loc, i64);
+      ExprPtr term = binary(BinaryOp::Mul, idx, int_imm(t.strides[d], l.loc, i64), l.loc, i64);
+      offset = binary(BinaryOp::Add, offset, term, l.loc, i64);
+    }
+    return fmt::format("{}[{}]", cuda_identifier(l.tensor), index_expr(simplify(offset)));
+  }
+
+  // Index arithmetic without the redundant parentheses of expr(), for readability.
+  std::string index_expr(const ExprPtr& e) {
+    if (auto b = e->as<Binary>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Mul)) {
+      std::string x = index_expr(b->a), y = index_expr(b->b);
+      if (b->op == BinaryOp::Mul) {
+        auto wrap = [](const ExprPtr& s, const std::string& t) {
+          auto sb = s->as<Binary>();
+          return sb && sb->op == BinaryOp::Add ? "(" + t + ")" : t;
+        };
+        return fmt::format("{} * {}", wrap(b->a, x), wrap(b->b, y));
+      }
+      return fmt::format("{} + {}", x, y);
+    }
+    if (auto i = e->as<IntImm>()) return fmt::format("{}", i->value);
+    return expr(e);
+  }
+};
+
+}  // namespace
+
+std::string generate_cuda(const Program& prog, const Lowered& lowered) {
+  std::string out;
+  out += fmt::format("// CUDA C++ generated by parir-torch from {}() in {}\n", prog.name,
+                     prog.source->filename);
+  out += fmt::format("#include \"{}\"\n", kPreludeName);
+  for (const auto& k : lowered.kernels) {
+    out += "\n";
+    KernelPrinter(prog, k, out).print();
+  }
+  out += "\n" + print_plan(lowered.plan);
+  return out;
+}
+
+}  // namespace parir

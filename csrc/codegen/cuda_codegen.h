@@ -1,0 +1,16 @@
+#pragma once
+
+#include "passes/kernel.h"
+
+namespace parir {
+
+// Prints the CUDA C++ source of a lowered program: the kernels, then the launch plan as "//@"
+// comment lines (launch_plan.h). Statements carry `#line` directives back to the user's Python
+// file, so NVRTC's diagnostics point at the user's code. The source includes "parir.h"
+// (prelude.h), which the compiler supplies.
+std::string generate_cuda(const Program& prog, const Lowered& lowered);
+
+// The C++ spelling of a user's name: names that C++ or CUDA reserve get a trailing underscore.
+std::string cuda_identifier(const std::string& name);
+
+}  // namespace parir

@@ -1,0 +1,476 @@
+#include "codegen/launch_plan.h"
+
+#include <cctype>
+#include <sstream>
+
+#include "passes/simplify.h"
+
+namespace parir {
+
+const PlanParam* LaunchPlan::param(const std::string& name) const {
+  for (const auto& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing
+
+namespace {
+
+void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& out) {
+  std::string pad = "//@ " + std::string(indent * 2, ' ');
+  for (const auto& s : steps) {
+    switch (s.kind) {
+      case PlanStep::Kind::For:
+        out += fmt::format("{}for {} in range({}, {}, {}):\n", pad, s.var, to_string(s.lo),
+                           to_string(s.hi), to_string(s.step));
+        print_steps(s.body, indent + 1, out);
+        break;
+      case PlanStep::Kind::If:
+        out += fmt::format("{}if {}:\n", pad, to_string(s.cond));
+        print_steps(s.body, indent + 1, out);
+        if (!s.else_body.empty()) {
+          out += pad + "else:\n";
+          print_steps(s.else_body, indent + 1, out);
+        }
+        break;
+      case PlanStep::Kind::Launch:
+        out += fmt::format("{}launch {} grid({}) block({})", pad, s.kernel, s.grid, s.block);
+        if (s.shared_bytes) out += fmt::format(" shared({})", s.shared_bytes);
+        out += fmt::format(" ({})\n", fmt::join(s.args, ", "));
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+std::string print_plan(const LaunchPlan& plan) {
+  std::string out = fmt::format("//@ parir.plan {}\n", plan.function);
+  for (const auto& p : plan.params)
+    out += fmt::format("//@ param {} {} strides({}) {}\n", p.name, p.type.str(),
+                       fmt::join(p.type.strides, ", "), p.written ? "inout" : "in");
+  print_steps(plan.steps, 0, out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing: a line-based reader for the statements and a small recursive-descent parser for the
+// expressions.
+
+namespace {
+
+struct Line {
+  int number;  // in the CUDA source, for errors
+  int indent;  // in spaces
+  std::string text;
+};
+
+[[noreturn]] void bad(const Line& l, const std::string& why) {
+  fail("launch plan, line {} of the CUDA source: {}: '{}'", l.number, why, l.text);
+}
+
+class ExprParser {
+ public:
+  ExprParser(const Line& line, const std::string& text) : line_(line), s_(text) {}
+
+  ExprPtr parse_all() {
+    ExprPtr e = parse_or();
+    skip_ws();
+    if (pos_ != s_.size()) bad(line_, "unexpected text in expression");
+    return e;
+  }
+
+ private:
+  const Line& line_;
+  const std::string& s_;
+  size_t pos_ = 0;
+
+  void skip_ws() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  bool eat(const std::string& tok) {
+    skip_ws();
+    if (s_.compare(pos_, tok.size(), tok) != 0) return false;
+    // Keywords must not run into a following name character.
+    if (std::isalpha(static_cast<unsigned char>(tok.back())) && pos_ + tok.size() < s_.size() &&
+        (std::isalnum(static_cast<unsigned char>(s_[pos_ + tok.size()])) || s_[pos_ + tok.size()] == '_'))
+      return false;
+    pos_ += tok.size();
+    return true;
+  }
+  ExprPtr mk(BinaryOp op, ExprPtr a, ExprPtr b) {
+    Type t = is_comparison(op) || is_logical(op) ? Type{ScalarType::Bool, false}
+                                                 : Type{ScalarType::I64, false};
+    return binary(op, std::move(a), std::move(b), Loc{}, t);
+  }
+
+  ExprPtr parse_or() {
+    ExprPtr e = parse_and();
+    while (eat("or")) e = mk(BinaryOp::Or, e, parse_and());
+    return e;
+  }
+  ExprPtr parse_and() {
+    ExprPtr e = parse_not();
+    while (eat("and")) e = mk(BinaryOp::And, e, parse_not());
+    return e;
+  }
+  ExprPtr parse_not() {
+    if (eat("not"))
+      return std::make_shared<Unary>(UnaryOp::Not, parse_not(), Type{ScalarType::Bool, false},
+                                     Loc{});
+    return parse_cmp();
+  }
+  ExprPtr parse_cmp() {
+    ExprPtr e = parse_bits();
+    static const std::pair<const char*, BinaryOp> ops[] = {
+        {"==", BinaryOp::Eq}, {"!=", BinaryOp::Ne}, {"<=", BinaryOp::Le},
+        {">=", BinaryOp::Ge}, {"<", BinaryOp::Lt},  {">", BinaryOp::Gt}};
+    for (const auto& [tok, op] : ops) {
+      size_t save = pos_;
+      if (eat(tok)) {
+        // "<<" and ">>" are shifts, handled lower down.
+        if ((op == BinaryOp::Lt || op == BinaryOp::Gt) && pos_ < s_.size() && s_[pos_] == tok[0]) {
+          pos_ = save;
+          continue;
+        }
+        return mk(op, e, parse_bits());
+      }
+    }
+    return e;
+  }
+  ExprPtr parse_bits() {
+    ExprPtr e = parse_shift();
+    for (;;) {
+      if (eat("&")) e = mk(BinaryOp::BitAnd, e, parse_shift());
+      else if (eat("|")) e = mk(BinaryOp::BitOr, e, parse_shift());
+      else if (eat("^")) e = mk(BinaryOp::BitXor, e, parse_shift());
+      else return e;
+    }
+  }
+  ExprPtr parse_shift() {
+    ExprPtr e = parse_sum();
+    for (;;) {
+      if (eat("<<")) e = mk(BinaryOp::Shl, e, parse_sum());
+      else if (eat(">>")) e = mk(BinaryOp::Shr, e, parse_sum());
+      else return e;
+    }
+  }
+  ExprPtr parse_sum() {
+    ExprPtr e = parse_product();
+    for (;;) {
+      if (eat("+")) e = mk(BinaryOp::Add, e, parse_product());
+      else if (eat("-")) e = mk(BinaryOp::Sub, e, parse_product());
+      else return e;
+    }
+  }
+  ExprPtr parse_product() {
+    ExprPtr e = parse_unary();
+    for (;;) {
+      if (eat("*")) e = mk(BinaryOp::Mul, e, parse_unary());
+      else if (eat("//")) e = mk(BinaryOp::FloorDiv, e, parse_unary());
+      else if (eat("%")) e = mk(BinaryOp::Mod, e, parse_unary());
+      else return e;
+    }
+  }
+  ExprPtr parse_unary() {
+    if (eat("-"))
+      return std::make_shared<Unary>(UnaryOp::Neg, parse_unary(), Type{ScalarType::I64, false},
+                                     Loc{});
+    return parse_atom();
+  }
+  ExprPtr parse_atom() {
+    skip_ws();
+    if (eat("(")) {
+      ExprPtr e = parse_or();
+      if (!eat(")")) bad(line_, "missing ')'");
+      return e;
+    }
+    if (eat("True")) return bool_imm(true);
+    if (eat("False")) return bool_imm(false);
+    size_t start = pos_;
+    if (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+      try {
+        return int_imm(std::stoll(s_.substr(start, pos_ - start)), Loc{},
+                       Type{ScalarType::I64, false});
+      } catch (const std::out_of_range&) {
+        bad(line_, "integer out of range");
+      }
+    }
+    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
+      ++pos_;
+    if (pos_ == start) bad(line_, "expected a number or a name");
+    return var(s_.substr(start, pos_ - start), Loc{}, Type{ScalarType::I64, false});
+  }
+};
+
+ExprPtr parse_expr(const Line& l, const std::string& text) { return ExprParser(l, text).parse_all(); }
+
+std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(' '), b = s.find_last_not_of(' ');
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// "name(a, b, c)" after the given prefix word -> the parenthesized text.
+std::string group(const Line& l, const std::string& text, size_t& pos, const std::string& word) {
+  size_t open = text.find(word + "(", pos);
+  if (open == std::string::npos) bad(l, "expected " + word + "(...)");
+  size_t close = text.find(')', open);
+  if (close == std::string::npos) bad(l, "missing ')'");
+  pos = close + 1;
+  return text.substr(open + word.size() + 1, close - open - word.size() - 1);
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item = trim(item);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+int64_t to_int(const Line& l, const std::string& s) {
+  try {
+    size_t used = 0;
+    int64_t v = std::stoll(s, &used);
+    if (used != s.size()) bad(l, "expected an integer, got '" + s + "'");
+    return v;
+  } catch (const std::logic_error&) {
+    bad(l, "expected an integer, got '" + s + "'");
+  }
+}
+
+PlanParam parse_param(const Line& l) {
+  // param NAME TYPE[d0, d1] strides(s0, s1) in|inout
+  PlanParam p;
+  std::stringstream ss(l.text.substr(6));
+  ss >> p.name;
+  std::string rest;
+  std::getline(ss, rest);
+  rest = trim(rest);
+  size_t lb = rest.find('['), rb = rest.find(']');
+  if (p.name.empty() || lb == std::string::npos || rb == std::string::npos)
+    bad(l, "expected 'param NAME TYPE[SHAPE] strides(...) in|inout'");
+  auto elem = scalar_type_from_name(rest.substr(0, lb));
+  if (!elem) bad(l, "unknown element type '" + rest.substr(0, lb) + "'");
+  p.type.elem = *elem;
+  for (const auto& d : split_commas(rest.substr(lb + 1, rb - lb - 1)))
+    p.type.shape.push_back(to_int(l, d));
+  size_t pos = rb;
+  for (const auto& s : split_commas(group(l, rest, pos, "strides")))
+    p.type.strides.push_back(to_int(l, s));
+  if (p.type.strides.size() != p.type.shape.size()) bad(l, "shape and strides differ in length");
+  std::string mode = trim(rest.substr(pos));
+  if (mode != "in" && mode != "inout") bad(l, "expected 'in' or 'inout' at the end");
+  p.written = mode == "inout";
+  return p;
+}
+
+PlanStep parse_launch(const Line& l) {
+  // launch NAME grid(G) block(B) [shared(S)] (args)
+  PlanStep s;
+  s.kind = PlanStep::Kind::Launch;
+  std::stringstream ss(l.text.substr(7));
+  ss >> s.kernel;
+  size_t pos = l.text.find(s.kernel) + s.kernel.size();
+  s.grid = to_int(l, trim(group(l, l.text, pos, "grid")));
+  s.block = to_int(l, trim(group(l, l.text, pos, "block")));
+  if (l.text.find("shared(", pos) != std::string::npos)
+    s.shared_bytes = to_int(l, trim(group(l, l.text, pos, "shared")));
+  s.args = split_commas(group(l, l.text, pos, ""));
+  if (s.kernel.empty() || s.grid < 0 || s.block < 1 || s.block > 1024)
+    bad(l, "expected 'launch KERNEL grid(G) block(B) (ARGS)' with 1 <= B <= 1024");
+  return s;
+}
+
+class StepParser {
+ public:
+  explicit StepParser(const std::vector<Line>& lines) : lines_(lines) {}
+
+  std::vector<PlanStep> block(int indent) {
+    std::vector<PlanStep> out;
+    while (i_ < lines_.size() && lines_[i_].indent >= indent) {
+      const Line& l = lines_[i_];
+      if (l.indent != indent) bad(l, "unexpected indentation");
+      if (l.text.rfind("launch ", 0) == 0) {
+        out.push_back(parse_launch(l));
+        ++i_;
+      } else if (l.text.rfind("for ", 0) == 0) {
+        out.push_back(for_step(l, indent));
+      } else if (l.text.rfind("if ", 0) == 0) {
+        out.push_back(if_step(l, indent));
+      } else {
+        bad(l, "expected 'for', 'if' or 'launch'");
+      }
+    }
+    return out;
+  }
+
+ private:
+  const std::vector<Line>& lines_;
+  size_t i_ = 0;
+
+  std::vector<PlanStep> nested(const Line& l, int indent) {
+    ++i_;
+    if (i_ >= lines_.size() || lines_[i_].indent <= indent) bad(l, "expected an indented body");
+    return block(lines_[i_].indent);
+  }
+
+  PlanStep for_step(const Line& l, int indent) {
+    // for VAR in range(LO, HI, STEP):
+    PlanStep s;
+    s.kind = PlanStep::Kind::For;
+    size_t in = l.text.find(" in range(");
+    if (in == std::string::npos || l.text.back() != ':' || l.text[l.text.size() - 2] != ')')
+      bad(l, "expected 'for VAR in range(LO, HI, STEP):'");
+    s.var = trim(l.text.substr(4, in - 4));
+    std::string args = l.text.substr(in + 10, l.text.size() - in - 12);
+    // Split at top-level commas only.
+    std::vector<std::string> parts;
+    int depth = 0;
+    std::string cur;
+    for (char c : args) {
+      if (c == '(') ++depth;
+      if (c == ')') --depth;
+      if (c == ',' && depth == 0) {
+        parts.push_back(trim(cur));
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    parts.push_back(trim(cur));
+    if (parts.size() != 3) bad(l, "range() in a launch plan takes exactly three arguments");
+    s.lo = parse_expr(l, parts[0]);
+    s.hi = parse_expr(l, parts[1]);
+    s.step = parse_expr(l, parts[2]);
+    s.body = nested(l, indent);
+    return s;
+  }
+
+  PlanStep if_step(const Line& l, int indent) {
+    PlanStep s;
+    s.kind = PlanStep::Kind::If;
+    if (l.text.back() != ':') bad(l, "expected ':' at the end");
+    s.cond = parse_expr(l, l.text.substr(3, l.text.size() - 4));
+    s.body = nested(l, indent);
+    if (i_ < lines_.size() && lines_[i_].indent == indent && lines_[i_].text == "else:")
+      s.else_body = nested(lines_[i_], indent);
+    return s;
+  }
+};
+
+}  // namespace
+
+LaunchPlan parse_plan(const std::string& source) {
+  LaunchPlan plan;
+  std::vector<Line> steps;
+  std::stringstream ss(source);
+  std::string raw;
+  int number = 0;
+  bool header = false;
+  while (std::getline(ss, raw)) {
+    ++number;
+    if (raw.rfind("//@", 0) != 0) continue;
+    std::string body = raw.substr(3);
+    if (!body.empty() && body[0] == ' ') body = body.substr(1);
+    size_t ind = body.find_first_not_of(' ');
+    if (ind == std::string::npos) continue;
+    Line l{number, static_cast<int>(ind), trim(body)};
+    if (l.text.rfind("parir.plan ", 0) == 0) {
+      if (header) bad(l, "a second 'parir.plan' header");
+      header = true;
+      plan.function = trim(l.text.substr(11));
+    } else if (l.text.rfind("param ", 0) == 0) {
+      plan.params.push_back(parse_param(l));
+    } else {
+      steps.push_back(l);
+    }
+  }
+  if (!header)
+    fail("the CUDA source has no launch plan: expected '//@ parir.plan NAME' and the '//@' lines "
+         "that print_compiled writes at its end");
+  StepParser parser(steps);
+  plan.steps = parser.block(steps.empty() ? 0 : steps.front().indent);
+  return plan;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution
+
+int64_t eval_host_expr(const ExprPtr& e, const HostEnv& env) {
+  if (auto i = e->as<IntImm>()) return i->value;
+  if (auto b = e->as<BoolImm>()) return b->value;
+  if (auto v = e->as<Var>()) {
+    auto it = env.find(v->name);
+    if (it == env.end()) fail("launch plan: unknown name '{}'", v->name);
+    return it->second;
+  }
+  if (auto u = e->as<Unary>()) {
+    int64_t a = eval_host_expr(u->a, env);
+    switch (u->op) {
+      case UnaryOp::Neg:
+        return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+      case UnaryOp::Not:
+        return !a;
+      case UnaryOp::BitNot:
+        return ~a;
+    }
+  }
+  if (auto b = e->as<Binary>()) {
+    int64_t x = eval_host_expr(b->a, env);
+    if (b->op == BinaryOp::And) return x && eval_host_expr(b->b, env);
+    if (b->op == BinaryOp::Or) return x || eval_host_expr(b->b, env);
+    int64_t y = eval_host_expr(b->b, env);
+    // Reuse the constant folder for the arithmetic so host and compile-time agree.
+    ExprPtr folded = simplify(binary(b->op, int_imm(x, {}, Type{ScalarType::I64, false}),
+                                     int_imm(y, {}, Type{ScalarType::I64, false}), Loc{},
+                                     b->type.known() ? b->type : Type{ScalarType::I64, false}));
+    if (auto r = folded->as<IntImm>()) return r->value;
+    if (auto r = folded->as<BoolImm>()) return r->value;
+    fail("launch plan: cannot evaluate {} {} {} (division by zero?)", x, python_symbol(b->op), y);
+  }
+  fail("launch plan: unsupported expression {}", to_string(e));
+}
+
+namespace {
+
+void run_steps(const std::vector<PlanStep>& steps, HostEnv& env,
+               const std::function<void(const PlanStep&, const HostEnv&)>& launch) {
+  for (const auto& s : steps) {
+    switch (s.kind) {
+      case PlanStep::Kind::Launch:
+        launch(s, env);
+        break;
+      case PlanStep::Kind::If:
+        run_steps(eval_host_expr(s.cond, env) ? s.body : s.else_body, env, launch);
+        break;
+      case PlanStep::Kind::For: {
+        int64_t lo = eval_host_expr(s.lo, env), hi = eval_host_expr(s.hi, env),
+                step = eval_host_expr(s.step, env);
+        if (step == 0) fail("launch plan: range() step of '{}' is zero", s.var);
+        for (int64_t v = lo; step > 0 ? v < hi : v > hi; v += step) {
+          env[s.var] = v;
+          run_steps(s.body, env, launch);
+        }
+        env.erase(s.var);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void run_plan(const LaunchPlan& plan,
+              const std::function<void(const PlanStep&, const HostEnv&)>& launch) {
+  HostEnv env;
+  run_steps(plan.steps, env, launch);
+}
+
+}  // namespace parir

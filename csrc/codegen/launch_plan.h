@@ -1,0 +1,73 @@
+// The launch plan: what runs on the host around the kernels.
+//
+// Sequential loops outside the outermost parallel loop run on the host and launch kernels each
+// iteration. The plan records them, the kernel launches with their grid and arguments, and the
+// tensor parameters the kernels were specialized for. It is printed at the end of the generated
+// CUDA source as comment lines starting with "//@", so that one text holds everything needed to
+// run a compiled function: the runtime (and the parir::launch op, in a process where the Python
+// front end never ran) parses it back; a user can read and edit it. Example:
+//
+//   //@ parir.plan jacobi
+//   //@ param A float32[100, 100] strides(100, 1) inout
+//   //@ param B float32[100, 100] strides(100, 1) inout
+//   //@ for t in range(1, 10, 1):
+//   //@   launch jacobi_0 grid(98) block(128) (A, B)
+//   //@   launch jacobi_1 grid(98) block(128) (B, A)
+//
+// Expressions in loop bounds and conditions are int64 Python expressions over host loop
+// variables: literals, names, + - * // % << >> & | ^, comparisons, and/or/not, parentheses.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace parir {
+
+struct PlanParam {
+  std::string name;
+  TensorType type;
+  bool written = false;  // "inout": some kernel stores to it; "in" otherwise
+};
+
+struct PlanStep {
+  enum class Kind { For, If, Launch };
+  Kind kind = Kind::Launch;
+  // For: var in range(lo, hi, step); If: cond.
+  std::string var;
+  ExprPtr lo, hi, step, cond;
+  std::vector<PlanStep> body, else_body;
+  // Launch
+  std::string kernel;
+  int64_t grid = 1, block = 1, shared_bytes = 0;
+  std::vector<std::string> args;  // tensor parameters and host loop variables, in order
+};
+
+struct LaunchPlan {
+  std::string function;
+  std::vector<PlanParam> params;
+  std::vector<PlanStep> steps;
+
+  const PlanParam* param(const std::string& name) const;
+};
+
+std::string print_plan(const LaunchPlan& plan);
+
+// Finds the "//@" lines of a CUDA source and parses them. Throws parir::Error naming the line of
+// the source that is malformed.
+LaunchPlan parse_plan(const std::string& cuda_source);
+
+// Values of the host loop variables at a launch.
+using HostEnv = std::map<std::string, int64_t>;
+
+// Walks the plan, evaluating loops and conditions, and calls `launch` for every launch step.
+void run_plan(const LaunchPlan& plan,
+              const std::function<void(const PlanStep& launch, const HostEnv& env)>& launch);
+
+// Evaluates an int64 host expression (Python semantics for // and %). Throws on unknown names.
+int64_t eval_host_expr(const ExprPtr& e, const HostEnv& env);
+
+}  // namespace parir

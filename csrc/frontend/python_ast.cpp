@@ -1,0 +1,380 @@
+#include "frontend/python_ast.h"
+
+#include <cmath>
+#include <limits>
+
+namespace py = pybind11;
+
+namespace parir::frontend {
+namespace {
+
+std::string node_type(const py::handle& node) {
+  return py::str(py::type::handle_of(node).attr("__name__"));
+}
+
+class Converter {
+ public:
+  Converter(std::shared_ptr<const SourceInfo> src, const std::map<std::string, std::string>& al)
+      : src_(std::move(src)), aliases_(al) {}
+
+  Function function(const py::handle& def) {
+    Function f;
+    f.name = py::str(def.attr("name"));
+    f.source = src_;
+    py::handle args = def.attr("args");
+    if (!args.attr("vararg").is_none() || !args.attr("kwarg").is_none() ||
+        py::len(args.attr("kwonlyargs")) > 0)
+      fail_at(def, "parir functions take positional parameters only (no *args, **kwargs or "
+                   "keyword-only parameters)");
+    for (auto list : {"posonlyargs", "args"})
+      for (const auto& a : args.attr(list)) f.params.push_back({py::str(a.attr("arg")), loc(a)});
+    f.body = body(def.attr("body"), /*allow_docstring=*/true);
+    return f;
+  }
+
+ private:
+  std::shared_ptr<const SourceInfo> src_;
+  const std::map<std::string, std::string>& aliases_;
+
+  Loc loc(const py::handle& node) const {
+    Loc l;
+    int off = src_->first_line - 1;
+    l.line = node.attr("lineno").cast<int>() + off;
+    l.col = node.attr("col_offset").cast<int>();
+    py::object el = node.attr("end_lineno");
+    l.end_line = el.is_none() ? l.line : el.cast<int>() + off;
+    py::object ec = node.attr("end_col_offset");
+    l.end_col = ec.is_none() ? l.col : ec.cast<int>();
+    return l;
+  }
+
+  [[noreturn]] void fail_at(const py::handle& node, const std::string& msg) const {
+    throw_at(*src_, loc(node), msg);
+  }
+
+  // The parir_torch name a node refers to: `parir.exp` or a bare `exp` imported from it.
+  // Returns "" for anything else.
+  std::string parir_name(const py::handle& node) const {
+    std::string t = node_type(node);
+    if (t == "Attribute") {
+      py::handle base = node.attr("value");
+      if (node_type(base) == "Name") {
+        auto it = aliases_.find(py::str(base.attr("id")));
+        if (it != aliases_.end() && it->second == "module") return py::str(node.attr("attr"));
+      }
+    } else if (t == "Name") {
+      auto it = aliases_.find(py::str(node.attr("id")));
+      if (it != aliases_.end() && it->second != "module") return it->second;
+    }
+    return "";
+  }
+
+  // ----- statements -----------------------------------------------------------------------
+
+  Body body(const py::handle& stmts, bool allow_docstring = false) {
+    Body out;
+    std::vector<std::string> labels;
+    py::handle label_node;
+    bool first = true;
+    for (const auto& s : stmts) {
+      std::string t = node_type(s);
+      if (t == "Expr") {
+        py::handle v = s.attr("value");
+        if (allow_docstring && first && node_type(v) == "Constant" &&
+            py::isinstance<py::str>(v.attr("value"))) {
+          first = false;
+          continue;
+        }
+        if (node_type(v) == "Call" && parir_name(v.attr("func")) == "label") {
+          labels.push_back(label_name(v));
+          label_node = s;
+          first = false;
+          continue;
+        }
+        // A call of something other than a parir builtin is rejected by name.
+        if (node_type(v) == "Call") expr(v);
+        fail_at(s, "an expression on its own is not a statement parir can compile; only "
+                   "assignments, loops, conditionals and parir.label(...) may stand alone");
+      }
+      first = false;
+      if (t == "Pass") {
+        if (!labels.empty()) fail_at(s, "parir.label(...) must be followed by the statement it labels, not `pass`");
+        continue;
+      }
+      out.push_back(stmt(s, std::move(labels)));
+      labels.clear();
+    }
+    if (!labels.empty())
+      fail_at(label_node, "parir.label(...) must be followed by the statement it labels");
+    return out;
+  }
+
+  std::string label_name(const py::handle& call) const {
+    py::list args = call.attr("args");
+    if (py::len(args) != 1 || py::len(call.attr("keywords")) != 0 ||
+        node_type(args[0]) != "Constant" || !py::isinstance<py::str>(args[0].attr("value")))
+      fail_at(call, "parir.label takes one string literal, as in parir.label('N')");
+    return py::str(args[0].attr("value"));
+  }
+
+  StmtPtr stmt(const py::handle& s, std::vector<std::string> labels) {
+    std::string t = node_type(s);
+    Loc l = loc(s);
+    if (t == "Assign") {
+      py::list targets = s.attr("targets");
+      if (py::len(targets) != 1)
+        fail_at(s, "chained assignment (a = b = ...) is not supported; assign each name separately");
+      ExprPtr t = target(targets[0]);  // checked first: its errors are the more telling
+      return std::make_shared<Assign>(t, expr(s.attr("value")), l, labels);
+    }
+    if (t == "AnnAssign") {
+      if (s.attr("value").is_none()) fail_at(s, "a declaration without a value is not supported");
+      ExprPtr t = target(s.attr("target"));
+      return std::make_shared<Assign>(t, expr(s.attr("value")), l, labels);
+    }
+    if (t == "AugAssign") {
+      ExprPtr tgt = target(s.attr("target"));
+      ExprPtr rhs = binary(binop(s.attr("op")), tgt, expr(s.attr("value")), l);
+      return std::make_shared<Assign>(tgt, rhs, l, labels);
+    }
+    if (t == "For") return for_loop(s, std::move(labels));
+    if (t == "While") {
+      if (py::len(s.attr("orelse")) > 0) fail_at(s, "`while ... else` is not supported");
+      return std::make_shared<While>(expr(s.attr("test")), body(s.attr("body")), l, labels);
+    }
+    if (t == "If")
+      return std::make_shared<If>(expr(s.attr("test")), body(s.attr("body")),
+                                  body(s.attr("orelse")), l, labels);
+    if (t == "With") {
+      py::list items = s.attr("items");
+      if (py::len(items) != 1 || parir_name(items[0].attr("context_expr")) != "gpu" ||
+          !items[0].attr("optional_vars").is_none())
+        fail_at(s, "the only supported `with` statement is `with parir.gpu:`");
+      return std::make_shared<GpuBlock>(body(s.attr("body")), l, labels);
+    }
+    if (t == "Return")
+      fail_at(s, "`return` is not supported: parir functions write their results into tensor "
+                 "arguments");
+    if (t == "Break" || t == "Continue")
+      fail_at(s, fmt::format("`{}` is not supported; express the condition in the loop or with if",
+                             t == "Break" ? "break" : "continue"));
+    fail_at(s, fmt::format("{} statements are not supported in parir functions", describe(t)));
+  }
+
+  static std::string describe(const std::string& t) {
+    if (t == "FunctionDef") return "nested function definition";
+    if (t == "Import" || t == "ImportFrom") return "import";
+    if (t == "Try") return "try";
+    if (t == "Raise") return "raise";
+    if (t == "Delete") return "del";
+    if (t == "Global" || t == "Nonlocal") return "global/nonlocal";
+    return t;
+  }
+
+  StmtPtr for_loop(const py::handle& s, std::vector<std::string> labels) {
+    Loc l = loc(s);
+    if (py::len(s.attr("orelse")) > 0) fail_at(s, "`for ... else` is not supported");
+    py::handle tgt = s.attr("target");
+    if (node_type(tgt) != "Name")
+      fail_at(tgt, "a for-loop must bind a single name, as in `for i in range(N):`");
+    py::handle it = s.attr("iter");
+    if (node_type(it) != "Call" || node_type(it.attr("func")) != "Name" ||
+        std::string(py::str(it.attr("func").attr("id"))) != "range")
+      fail_at(it, "parir for-loops iterate over range(...)");
+    py::list args = it.attr("args");
+    size_t n = py::len(args);
+    if (n < 1 || n > 3 || py::len(it.attr("keywords")) > 0)
+      fail_at(it, "range takes one to three positional arguments");
+    ExprPtr lo = n == 1 ? int_imm(0, loc(it)) : expr(args[0]);
+    ExprPtr hi = n == 1 ? expr(args[0]) : expr(args[1]);
+    ExprPtr step = n == 3 ? expr(args[2]) : int_imm(1, loc(it));
+    return std::make_shared<For>(py::str(tgt.attr("id")), lo, hi, step, body(s.attr("body")), l,
+                                 std::move(labels));
+  }
+
+  ExprPtr target(const py::handle& node) {
+    std::string t = node_type(node);
+    if (t == "Name") return var(py::str(node.attr("id")), loc(node));
+    if (t == "Subscript") return subscript(node);
+    if (t == "Tuple" || t == "List")
+      fail_at(node, "tuple assignment is not supported; assign each value separately");
+    fail_at(node, "only names and tensor elements can be assigned to");
+  }
+
+  // ----- expressions ----------------------------------------------------------------------
+
+  ExprPtr expr(const py::handle& node) {
+    std::string t = node_type(node);
+    Loc l = loc(node);
+    if (t == "Constant") return constant(node);
+    if (t == "Name") {
+      if (!parir_name(node).empty() && parir_name(node) == "inf")
+        return float_imm(std::numeric_limits<double>::infinity(), l);
+      return var(py::str(node.attr("id")), l);
+    }
+    if (t == "Attribute") {
+      std::string name = parir_name(node);
+      if (name == "inf") return float_imm(std::numeric_limits<double>::infinity(), l);
+      if (!name.empty()) fail_at(node, fmt::format("parir.{} cannot be used as a value", name));
+      fail_at(node, "attribute access is not supported in parir functions");
+    }
+    if (t == "Subscript") return subscript(node);
+    if (t == "BinOp")
+      return binary(binop(node.attr("op")), expr(node.attr("left")), expr(node.attr("right")), l);
+    if (t == "UnaryOp") return unary(node);
+    if (t == "BoolOp") {
+      BinaryOp op = node_type(node.attr("op")) == "And" ? BinaryOp::And : BinaryOp::Or;
+      py::list values = node.attr("values");
+      ExprPtr acc = expr(values[0]);
+      for (size_t i = 1; i < py::len(values); ++i) acc = binary(op, acc, expr(values[i]), l);
+      return acc;
+    }
+    if (t == "Compare") return compare(node);
+    if (t == "IfExp")
+      return std::make_shared<Select>(expr(node.attr("test")), expr(node.attr("body")),
+                                      expr(node.attr("orelse")), Type{}, l);
+    if (t == "Call") return call(node);
+    if (t == "Slice")
+      fail_at(node, "slices are not supported here; index each dimension with a loop variable");
+    fail_at(node, fmt::format("{} expressions are not supported in parir functions", t));
+  }
+
+  ExprPtr constant(const py::handle& node) {
+    py::object v = node.attr("value");
+    Loc l = loc(node);
+    if (py::isinstance<py::bool_>(v)) return bool_imm(v.cast<bool>(), l);
+    if (py::isinstance<py::int_>(v)) {
+      try {
+        return int_imm(v.cast<int64_t>(), l);
+      } catch (const py::cast_error&) {
+        fail_at(node, "integer literal does not fit in 64 bits");
+      }
+    }
+    if (py::isinstance<py::float_>(v)) return float_imm(v.cast<double>(), l);
+    fail_at(node, fmt::format("constants of type {} are not supported",
+                              std::string(py::str(py::type::handle_of(v).attr("__name__")))));
+  }
+
+  ExprPtr subscript(const py::handle& node) {
+    py::handle base = node.attr("value");
+    if (node_type(base) != "Name") {
+      expr(base);  // rejects an attribute, list, call, ... by name
+      fail_at(node, "only tensor arguments can be indexed, as in x[i, j]");
+    }
+    py::handle sl = node.attr("slice");
+    std::vector<ExprPtr> idx;
+    if (node_type(sl) == "Tuple") {
+      for (const auto& e : sl.attr("elts")) idx.push_back(expr(e));
+    } else {
+      idx.push_back(expr(sl));
+    }
+    return std::make_shared<Load>(py::str(base.attr("id")), std::move(idx), Type{}, loc(node));
+  }
+
+  BinaryOp binop(const py::handle& op) const {
+    std::string t = node_type(op);
+    if (t == "Add") return BinaryOp::Add;
+    if (t == "Sub") return BinaryOp::Sub;
+    if (t == "Mult") return BinaryOp::Mul;
+    if (t == "Div") return BinaryOp::Div;
+    if (t == "FloorDiv") return BinaryOp::FloorDiv;
+    if (t == "Mod") return BinaryOp::Mod;
+    if (t == "Pow") return BinaryOp::Pow;
+    if (t == "BitAnd") return BinaryOp::BitAnd;
+    if (t == "BitOr") return BinaryOp::BitOr;
+    if (t == "BitXor") return BinaryOp::BitXor;
+    if (t == "LShift") return BinaryOp::Shl;
+    if (t == "RShift") return BinaryOp::Shr;
+    throw Error(fmt::format("the operator {} is not supported", t));
+  }
+
+  ExprPtr unary(const py::handle& node) {
+    std::string t = node_type(node.attr("op"));
+    ExprPtr a = expr(node.attr("operand"));
+    Loc l = loc(node);
+    if (t == "UAdd") return a;
+    if (t == "USub") {
+      // Fold negative literals here so that -9223372036854775808 and -1.5 stay literals.
+      if (auto i = a->as<IntImm>()) return int_imm(-i->value, l);
+      if (auto f = a->as<FloatImm>()) return float_imm(-f->value, l);
+      return std::make_shared<Unary>(UnaryOp::Neg, a, Type{}, l);
+    }
+    if (t == "Not") return std::make_shared<Unary>(UnaryOp::Not, a, Type{}, l);
+    return std::make_shared<Unary>(UnaryOp::BitNot, a, Type{}, l);
+  }
+
+  ExprPtr compare(const py::handle& node) {
+    // a < b < c is (a < b) and (b < c), as in Python.
+    Loc l = loc(node);
+    py::list ops = node.attr("ops");
+    py::list rest = node.attr("comparators");
+    ExprPtr left = expr(node.attr("left"));
+    ExprPtr acc;
+    for (size_t i = 0; i < py::len(ops); ++i) {
+      std::string t = node_type(ops[i]);
+      BinaryOp op;
+      if (t == "Eq") op = BinaryOp::Eq;
+      else if (t == "NotEq") op = BinaryOp::Ne;
+      else if (t == "Lt") op = BinaryOp::Lt;
+      else if (t == "LtE") op = BinaryOp::Le;
+      else if (t == "Gt") op = BinaryOp::Gt;
+      else if (t == "GtE") op = BinaryOp::Ge;
+      else fail_at(node, fmt::format("the comparison `{}` is not supported", t));
+      ExprPtr right = expr(rest[i]);
+      ExprPtr cmp = binary(op, left, right, l);
+      acc = acc ? binary(BinaryOp::And, acc, cmp, l) : cmp;
+      left = right;
+    }
+    return acc;
+  }
+
+  ExprPtr call(const py::handle& node) {
+    Loc l = loc(node);
+    py::handle func = node.attr("func");
+    if (py::len(node.attr("keywords")) > 0)
+      fail_at(node, "keyword arguments are not supported in this call");
+    std::vector<ExprPtr> args;
+    for (const auto& a : node.attr("args")) {
+      if (node_type(a) == "Starred") fail_at(a, "*args in calls are not supported");
+      args.push_back(expr(a));
+    }
+    std::string name = parir_name(func);
+    // Python's own abs/min/max/float/int behave like their parir counterparts.
+    if (name.empty() && node_type(func) == "Name") {
+      std::string id = py::str(func.attr("id"));
+      if (id == "abs" || id == "min" || id == "max") name = id;
+      else if (id == "float") name = "float64";
+      else if (id == "int") name = "int64";
+      else if (id == "bool") name = "bool";
+    }
+    if (name.empty())
+      fail_at(node, "only parir's built-in functions (parir.exp, parir.min, parir.float32, ...) "
+                    "can be called in a parir function");
+    if (name == "label")
+      fail_at(node, "parir.label(...) must stand alone as a statement before what it labels");
+    if (auto b = builtin_from_name(name)) {
+      if (static_cast<int>(args.size()) != arity(*b))
+        fail_at(node, fmt::format("parir.{} takes {} argument{}, got {}", name, arity(*b),
+                                  arity(*b) == 1 ? "" : "s", args.size()));
+      return std::make_shared<Call>(*b, std::move(args), Type{}, l);
+    }
+    if (auto st = scalar_type_from_name(name)) {
+      if (args.size() != 1) fail_at(node, fmt::format("parir.{} takes one argument", name));
+      return std::make_shared<Cast>(args[0], Type{*st, false}, l);
+    }
+    fail_at(node, fmt::format("parir.{} cannot be called in a parir function", name));
+  }
+};
+
+}  // namespace
+
+Function convert_function(const py::handle& function_def, std::shared_ptr<const SourceInfo> source,
+                          const std::map<std::string, std::string>& aliases) {
+  if (node_type(function_def) != "FunctionDef")
+    throw Error("parir.jit expects a plain function definition (def ...), not " +
+                node_type(function_def));
+  Converter c(std::move(source), aliases);
+  return c.function(function_def);
+}
+
+}  // namespace parir::frontend

@@ -1,0 +1,197 @@
+#include "ir/ir.h"
+
+#include <cmath>
+
+namespace parir {
+
+const char* python_symbol(BinaryOp op) {
+  switch (op) {
+#define X(e, s)        \
+  case BinaryOp::e: \
+    return s;
+    PARIR_FOR_EACH_BINARY_OP(X)
+#undef X
+  }
+  return "?";
+}
+
+bool is_comparison(BinaryOp op) {
+  return op == BinaryOp::Eq || op == BinaryOp::Ne || op == BinaryOp::Lt || op == BinaryOp::Le ||
+         op == BinaryOp::Gt || op == BinaryOp::Ge;
+}
+
+bool is_logical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
+
+bool is_bitwise(BinaryOp op) {
+  return op == BinaryOp::BitAnd || op == BinaryOp::BitOr || op == BinaryOp::BitXor ||
+         op == BinaryOp::Shl || op == BinaryOp::Shr;
+}
+
+const char* python_name(Builtin f) {
+  switch (f) {
+#define X(e, py, n)    \
+  case Builtin::e: \
+    return py;
+    PARIR_FOR_EACH_BUILTIN(X)
+#undef X
+  }
+  return "?";
+}
+
+int arity(Builtin f) {
+  switch (f) {
+#define X(e, py, n)    \
+  case Builtin::e: \
+    return n;
+    PARIR_FOR_EACH_BUILTIN(X)
+#undef X
+  }
+  return 0;
+}
+
+std::optional<Builtin> builtin_from_name(const std::string& name) {
+#define X(e, py, n) \
+  if (name == py) return Builtin::e;
+  PARIR_FOR_EACH_BUILTIN(X)
+#undef X
+  return std::nullopt;
+}
+
+ExprPtr int_imm(int64_t v, Loc l, Type t) { return std::make_shared<IntImm>(v, t, l); }
+ExprPtr float_imm(double v, Loc l, Type t) { return std::make_shared<FloatImm>(v, t, l); }
+ExprPtr bool_imm(bool v, Loc l) { return std::make_shared<BoolImm>(v, l); }
+ExprPtr var(const std::string& name, Loc l, Type t) { return std::make_shared<Var>(name, t, l); }
+ExprPtr binary(BinaryOp op, ExprPtr a, ExprPtr b, Loc l, Type t) {
+  return std::make_shared<Binary>(op, std::move(a), std::move(b), t, l);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing, in Python syntax with types shown on casts only.
+
+namespace {
+
+std::string float_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "parir.inf" : "-parir.inf";
+  if (std::isnan(v)) return "parir.nan";
+  std::string s = fmt::format("{}", v);
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string expr_text(const ExprNode& e) {
+  switch (e.kind) {
+    case ExprKind::IntImm:
+      return fmt::format("{}", static_cast<const IntImm&>(e).value);
+    case ExprKind::FloatImm:
+      return float_text(static_cast<const FloatImm&>(e).value);
+    case ExprKind::BoolImm:
+      return static_cast<const BoolImm&>(e).value ? "True" : "False";
+    case ExprKind::Var:
+      return static_cast<const Var&>(e).name;
+    case ExprKind::Load: {
+      const auto& n = static_cast<const Load&>(e);
+      std::vector<std::string> idx;
+      for (const auto& i : n.indices) idx.push_back(expr_text(*i));
+      return fmt::format("{}[{}]", n.tensor, fmt::join(idx, ", "));
+    }
+    case ExprKind::Unary: {
+      const auto& n = static_cast<const Unary&>(e);
+      const char* op = n.op == UnaryOp::Neg ? "-" : n.op == UnaryOp::Not ? "not " : "~";
+      return fmt::format("{}({})", op, expr_text(*n.a));
+    }
+    case ExprKind::Binary: {
+      const auto& n = static_cast<const Binary&>(e);
+      return fmt::format("({} {} {})", expr_text(*n.a), python_symbol(n.op), expr_text(*n.b));
+    }
+    case ExprKind::Call: {
+      const auto& n = static_cast<const Call&>(e);
+      std::vector<std::string> args;
+      for (const auto& a : n.args) args.push_back(expr_text(*a));
+      return fmt::format("parir.{}({})", python_name(n.fn), fmt::join(args, ", "));
+    }
+    case ExprKind::Cast: {
+      const auto& n = static_cast<const Cast&>(e);
+      return fmt::format("parir.{}({})", python_name(n.type.scalar), expr_text(*n.a));
+    }
+    case ExprKind::Select: {
+      const auto& n = static_cast<const Select&>(e);
+      return fmt::format("({} if {} else {})", expr_text(*n.a), expr_text(*n.cond),
+                         expr_text(*n.b));
+    }
+  }
+  return "?";
+}
+
+std::string par_text(const LoopPar& p) {
+  std::string s = fmt::format("parir.threads({})", p.threads);
+  if (p.reduce) s += ".reduce()";
+  if (p.tpb) s += fmt::format(".tpb({})", p.tpb);
+  return s;
+}
+
+void body_text(const Body& body, int indent, std::string& out);
+
+void stmt_text(const StmtNode& s, int indent, std::string& out) {
+  std::string pad(indent * 2, ' ');
+  for (const auto& l : s.labels) out += fmt::format("{}parir.label('{}')\n", pad, l);
+  switch (s.kind) {
+    case StmtKind::Assign: {
+      const auto& n = static_cast<const Assign&>(s);
+      out += fmt::format("{}{} = {}\n", pad, expr_text(*n.target), expr_text(*n.value));
+      break;
+    }
+    case StmtKind::For: {
+      const auto& n = static_cast<const For&>(s);
+      out += fmt::format("{}for {} in range({}, {}, {}):{}\n", pad, n.var, expr_text(*n.lo),
+                         expr_text(*n.hi), expr_text(*n.step),
+                         n.par ? "  # " + par_text(*n.par) : "");
+      body_text(n.body, indent + 1, out);
+      break;
+    }
+    case StmtKind::While: {
+      const auto& n = static_cast<const While&>(s);
+      out += fmt::format("{}while {}:\n", pad, expr_text(*n.cond));
+      body_text(n.body, indent + 1, out);
+      break;
+    }
+    case StmtKind::If: {
+      const auto& n = static_cast<const If&>(s);
+      out += fmt::format("{}if {}:\n", pad, expr_text(*n.cond));
+      body_text(n.then_body, indent + 1, out);
+      if (!n.else_body.empty()) {
+        out += pad + "else:\n";
+        body_text(n.else_body, indent + 1, out);
+      }
+      break;
+    }
+    case StmtKind::GpuBlock: {
+      const auto& n = static_cast<const GpuBlock&>(s);
+      out += pad + "with parir.gpu:\n";
+      body_text(n.body, indent + 1, out);
+      break;
+    }
+  }
+}
+
+void body_text(const Body& body, int indent, std::string& out) {
+  if (body.empty()) out += std::string(indent * 2, ' ') + "pass\n";
+  for (const auto& s : body) stmt_text(*s, indent, out);
+}
+
+}  // namespace
+
+std::string to_string(const ExprPtr& e) { return e ? expr_text(*e) : "<null>"; }
+
+std::string to_string(const Body& body, int indent) {
+  std::string out;
+  body_text(body, indent, out);
+  return out;
+}
+
+std::string to_string(const Function& f) {
+  std::vector<std::string> names;
+  for (const auto& p : f.params) names.push_back(p.name);
+  return fmt::format("def {}({}):\n{}", f.name, fmt::join(names, ", "), to_string(f.body, 1));
+}
+
+}  // namespace parir

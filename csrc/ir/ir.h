@@ -1,0 +1,331 @@
+// The compiler's intermediate representation.
+//
+// General notes on the semantics
+// -------------------------------
+// * The IR is a small, Python-like language of statements and scalar expressions. Tensors appear
+//   only as the base of an element access (Load, or the target of an Assign); a tensor value as a
+//   whole is never computed.
+// * Nodes are immutable and shared (ExprPtr / StmtPtr); passes build new trees. The mutators in
+//   visitor.h rebuild a node only when one of its children changed.
+// * Integers are 64-bit by default (Python ints); floats are 64-bit by default (Python floats).
+//   Literals and Python scalar arguments are weakly typed (types.h). Integer overflow wraps as in
+//   CUDA C++; Python would grow the integer instead.
+// * Division `/` is true division and yields a float; `//` and `%` follow Python: the quotient
+//   is floored and the remainder has the sign of the divisor.
+// * Evaluation order is left to right; `and`/`or` short-circuit; a Select evaluates only the
+//   chosen operand.
+// * Loops run over Python `range(lo, hi, step)`; step is non-zero, and may be negative.
+// * Labels attach to the statement after `parir.label(...)`. After apply_parallel_spec a For
+//   whose label names an entry of the parallel spec carries that LoopPar in `par`; such a loop's
+//   iterations are independent and may run in any order, in parallel.
+// * Every node has a Loc pointing into the user's Python source, used for errors and `#line`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "ir/types.h"
+
+namespace parir {
+
+// ---------------------------------------------------------------------------------------------
+// Node kinds, written once; the enums, visitor and mutator are derived from these lists.
+
+#define PARIR_FOR_EACH_EXPR(X) \
+  X(IntImm)                    \
+  X(FloatImm)                  \
+  X(BoolImm)                   \
+  X(Var)                       \
+  X(Load)                      \
+  X(Unary)                     \
+  X(Binary)                    \
+  X(Call)                      \
+  X(Cast)                      \
+  X(Select)
+
+#define PARIR_FOR_EACH_STMT(X) \
+  X(Assign)                    \
+  X(For)                       \
+  X(While)                     \
+  X(If)                        \
+  X(GpuBlock)
+
+enum class ExprKind : uint8_t {
+#define X(n) n,
+  PARIR_FOR_EACH_EXPR(X)
+#undef X
+};
+
+enum class StmtKind : uint8_t {
+#define X(n) n,
+  PARIR_FOR_EACH_STMT(X)
+#undef X
+};
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+struct ExprNode {
+  const ExprKind kind;
+  Type type;  // Unknown until infer_types
+  Loc loc;
+
+  ExprNode(ExprKind k, Type t, Loc l) : kind(k), type(t), loc(l) {}
+  virtual ~ExprNode() = default;
+
+  template <typename T>
+  const T* as() const {
+    return kind == T::static_kind ? static_cast<const T*>(this) : nullptr;
+  }
+};
+using ExprPtr = std::shared_ptr<const ExprNode>;
+
+struct IntImm : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::IntImm;
+  int64_t value;
+  IntImm(int64_t v, Type t, Loc l) : ExprNode(static_kind, t, l), value(v) {}
+};
+
+struct FloatImm : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::FloatImm;
+  double value;
+  FloatImm(double v, Type t, Loc l) : ExprNode(static_kind, t, l), value(v) {}
+};
+
+struct BoolImm : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::BoolImm;
+  bool value;
+  BoolImm(bool v, Loc l) : ExprNode(static_kind, Type{ScalarType::Bool, false}, l), value(v) {}
+};
+
+// A named scalar: a local, a loop variable or a scalar parameter. Tensors are never Vars.
+struct Var : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Var;
+  std::string name;
+  Var(std::string n, Type t, Loc l) : ExprNode(static_kind, t, l), name(std::move(n)) {}
+};
+
+// tensor[i0, i1, ...]: one element of a tensor parameter, one index per dimension.
+struct Load : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Load;
+  std::string tensor;
+  std::vector<ExprPtr> indices;
+  Load(std::string t, std::vector<ExprPtr> idx, Type ty, Loc l)
+      : ExprNode(static_kind, ty, l), tensor(std::move(t)), indices(std::move(idx)) {}
+};
+
+enum class UnaryOp : uint8_t { Neg, Not, BitNot };
+
+struct Unary : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Unary;
+  UnaryOp op;
+  ExprPtr a;
+  Unary(UnaryOp o, ExprPtr x, Type t, Loc l) : ExprNode(static_kind, t, l), op(o), a(std::move(x)) {}
+};
+
+#define PARIR_FOR_EACH_BINARY_OP(X) \
+  X(Add, "+")                       \
+  X(Sub, "-")                       \
+  X(Mul, "*")                       \
+  X(Div, "/")                       \
+  X(FloorDiv, "//")                 \
+  X(Mod, "%")                       \
+  X(Pow, "**")                      \
+  X(BitAnd, "&")                    \
+  X(BitOr, "|")                     \
+  X(BitXor, "^")                    \
+  X(Shl, "<<")                      \
+  X(Shr, ">>")                      \
+  X(Eq, "==")                       \
+  X(Ne, "!=")                       \
+  X(Lt, "<")                        \
+  X(Le, "<=")                       \
+  X(Gt, ">")                        \
+  X(Ge, ">=")                       \
+  X(And, "and")                     \
+  X(Or, "or")
+
+enum class BinaryOp : uint8_t {
+#define X(e, s) e,
+  PARIR_FOR_EACH_BINARY_OP(X)
+#undef X
+};
+const char* python_symbol(BinaryOp op);
+bool is_comparison(BinaryOp op);
+bool is_logical(BinaryOp op);  // and, or
+bool is_bitwise(BinaryOp op);  // & | ^ << >>
+
+struct Binary : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Binary;
+  BinaryOp op;
+  ExprPtr a, b;
+  Binary(BinaryOp o, ExprPtr x, ExprPtr y, Type t, Loc l)
+      : ExprNode(static_kind, t, l), op(o), a(std::move(x)), b(std::move(y)) {}
+};
+
+// Built-in functions, called as parir.<name>(...): (enumerator, Python name, arity).
+#define PARIR_FOR_EACH_BUILTIN(X) \
+  X(Exp, "exp", 1)                \
+  X(Log, "log", 1)                \
+  X(Sqrt, "sqrt", 1)              \
+  X(Sin, "sin", 1)                \
+  X(Cos, "cos", 1)                \
+  X(Tanh, "tanh", 1)              \
+  X(Abs, "abs", 1)                \
+  X(Atan2, "atan2", 2)            \
+  X(Min, "min", 2)                \
+  X(Max, "max", 2)
+
+enum class Builtin : uint8_t {
+#define X(e, py, n) e,
+  PARIR_FOR_EACH_BUILTIN(X)
+#undef X
+};
+const char* python_name(Builtin f);
+int arity(Builtin f);
+std::optional<Builtin> builtin_from_name(const std::string& name);
+
+struct Call : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Call;
+  Builtin fn;
+  std::vector<ExprPtr> args;
+  Call(Builtin f, std::vector<ExprPtr> a, Type t, Loc l)
+      : ExprNode(static_kind, t, l), fn(f), args(std::move(a)) {}
+};
+
+// parir.float32(a) and friends: an explicit conversion to a strong type.
+struct Cast : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Cast;
+  ExprPtr a;
+  Cast(ExprPtr x, Type t, Loc l) : ExprNode(static_kind, t, l), a(std::move(x)) {}
+};
+
+// `a if cond else b`
+struct Select : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Select;
+  ExprPtr cond, a, b;
+  Select(ExprPtr c, ExprPtr x, ExprPtr y, Type t, Loc l)
+      : ExprNode(static_kind, t, l), cond(std::move(c)), a(std::move(x)), b(std::move(y)) {}
+};
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+
+// How a labelled loop is to run in parallel: the user's parir.threads(n)[.reduce()][.tpb(t)].
+struct LoopPar {
+  int64_t threads = 1;
+  bool reduce = false;
+  int64_t tpb = 0;  // threads per block; 0 = the default (1024)
+  bool operator==(const LoopPar& o) const {
+    return threads == o.threads && reduce == o.reduce && tpb == o.tpb;
+  }
+};
+
+struct StmtNode;
+using StmtPtr = std::shared_ptr<const StmtNode>;
+using Body = std::vector<StmtPtr>;
+
+struct StmtNode {
+  const StmtKind kind;
+  Loc loc;
+  std::vector<std::string> labels;  // from parir.label(...) before the statement
+
+  StmtNode(StmtKind k, Loc l, std::vector<std::string> lb)
+      : kind(k), loc(l), labels(std::move(lb)) {}
+  virtual ~StmtNode() = default;
+
+  template <typename T>
+  const T* as() const {
+    return kind == T::static_kind ? static_cast<const T*>(this) : nullptr;
+  }
+};
+
+// target = value, where target is a Var (a local) or a Load (a tensor element).
+// Augmented assignment `t op= v` is lowered to `t = t op v` by the front end.
+struct Assign : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Assign;
+  ExprPtr target, value;
+  Assign(ExprPtr t, ExprPtr v, Loc l, std::vector<std::string> lb = {})
+      : StmtNode(static_kind, l, std::move(lb)), target(std::move(t)), value(std::move(v)) {}
+};
+
+// for var in range(lo, hi, step): body
+struct For : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::For;
+  std::string var;
+  ExprPtr lo, hi, step;
+  Body body;
+  std::optional<LoopPar> par;  // set by apply_parallel_spec for labelled loops in the spec
+  For(std::string v, ExprPtr lo_, ExprPtr hi_, ExprPtr st, Body b, Loc l,
+      std::vector<std::string> lb = {}, std::optional<LoopPar> p = std::nullopt)
+      : StmtNode(static_kind, l, std::move(lb)),
+        var(std::move(v)),
+        lo(std::move(lo_)),
+        hi(std::move(hi_)),
+        step(std::move(st)),
+        body(std::move(b)),
+        par(p) {}
+};
+
+struct While : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::While;
+  ExprPtr cond;
+  Body body;
+  While(ExprPtr c, Body b, Loc l, std::vector<std::string> lb = {})
+      : StmtNode(static_kind, l, std::move(lb)), cond(std::move(c)), body(std::move(b)) {}
+};
+
+// if/elif/else; an elif chain is an If in else_body.
+struct If : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::If;
+  ExprPtr cond;
+  Body then_body, else_body;
+  If(ExprPtr c, Body t, Body e, Loc l, std::vector<std::string> lb = {})
+      : StmtNode(static_kind, l, std::move(lb)),
+        cond(std::move(c)),
+        then_body(std::move(t)),
+        else_body(std::move(e)) {}
+};
+
+// `with parir.gpu:` — the body runs on the GPU, sequentially unless it holds parallel loops.
+struct GpuBlock : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::GpuBlock;
+  Body body;
+  GpuBlock(Body b, Loc l, std::vector<std::string> lb = {})
+      : StmtNode(static_kind, l, std::move(lb)), body(std::move(b)) {}
+};
+
+// ---------------------------------------------------------------------------------------------
+// A function as captured at decoration time (untyped) and after specialization (typed).
+
+struct Param {
+  std::string name;
+  Loc loc;
+};
+
+struct Function {
+  std::string name;
+  std::vector<Param> params;
+  Body body;
+  std::shared_ptr<const SourceInfo> source;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Construction helpers (types left Unknown unless given).
+
+ExprPtr int_imm(int64_t v, Loc l = {}, Type t = {ScalarType::I64, true});
+ExprPtr float_imm(double v, Loc l = {}, Type t = {ScalarType::F64, true});
+ExprPtr bool_imm(bool v, Loc l = {});
+ExprPtr var(const std::string& name, Loc l = {}, Type t = {});
+ExprPtr binary(BinaryOp op, ExprPtr a, ExprPtr b, Loc l = {}, Type t = {});
+
+// Python-like text of an expression or statement list, for debugging and tests.
+std::string to_string(const ExprPtr& e);
+std::string to_string(const Body& body, int indent = 0);
+std::string to_string(const Function& f);
+
+}  // namespace parir

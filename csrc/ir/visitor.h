@@ -1,0 +1,47 @@
+// Traversals over the IR. Both recurse into every child by default, so a pass overrides only the
+// nodes it cares about.
+//
+// * IRVisitor reads the tree.
+// * IRMutator rebuilds it bottom-up; a node is copied only when one of its children changed, so
+//   an untouched subtree is shared with the input (passes can detect "unchanged" by pointer).
+//   A statement mutator may return nullptr to delete the statement.
+#pragma once
+
+#include "ir/ir.h"
+
+namespace parir {
+
+class IRVisitor {
+ public:
+  virtual ~IRVisitor() = default;
+
+  void visit(const ExprPtr& e);
+  void visit(const StmtPtr& s);
+  void visit(const Body& body);
+
+ protected:
+#define X(n) virtual void visit_node(const n* node);
+  PARIR_FOR_EACH_EXPR(X)
+  PARIR_FOR_EACH_STMT(X)
+#undef X
+};
+
+class IRMutator {
+ public:
+  virtual ~IRMutator() = default;
+
+  ExprPtr mutate(const ExprPtr& e);
+  StmtPtr mutate(const StmtPtr& s);
+  virtual Body mutate(const Body& body);
+
+ protected:
+  // `self` is the node being visited, returned as-is when nothing changed.
+#define X(n) virtual ExprPtr mutate_node(const n* node, const ExprPtr& self);
+  PARIR_FOR_EACH_EXPR(X)
+#undef X
+#define X(n) virtual StmtPtr mutate_node(const n* node, const StmtPtr& self);
+  PARIR_FOR_EACH_STMT(X)
+#undef X
+};
+
+}  // namespace parir

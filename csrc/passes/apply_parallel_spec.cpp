@@ -1,0 +1,88 @@
+#include "passes/apply_parallel_spec.h"
+
+#include <set>
+
+#include "ir/visitor.h"
+
+namespace parir {
+namespace {
+
+class ApplySpec : public IRMutator {
+ public:
+  ApplySpec(const Program& p, const ParallelSpec& s) : prog_(p), spec_(s) {}
+  std::set<std::string> used;
+
+ protected:
+  const Program& prog_;
+  const ParallelSpec& spec_;
+
+  // The LoopPar for a statement's labels, if any of them is in the spec.
+  std::optional<LoopPar> lookup(const StmtNode& s) {
+    std::optional<LoopPar> found;
+    std::string found_label;
+    for (const auto& l : s.labels) {
+      auto it = spec_.find(l);
+      if (it == spec_.end()) continue;
+      used.insert(l);
+      if (found && !(*found == it->second))
+        prog_.error(s.loc, fmt::format("labels '{}' and '{}' of this statement map to different "
+                                       "parallelizations",
+                                       found_label, l));
+      found = it->second;
+      found_label = l;
+    }
+    return found;
+  }
+
+  StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
+    std::optional<LoopPar> par = lookup(*n);
+    Body body = mutate(n->body);
+    return std::make_shared<For>(n->var, n->lo, n->hi, n->step, std::move(body), n->loc,
+                                 n->labels, par);
+  }
+
+  void reject_if_parallel(const StmtNode& s, const char* what) {
+    if (lookup(s))
+      prog_.error(s.loc, fmt::format("only for-loops can be parallelized, but the label of this "
+                                     "{} is in the parallel specification",
+                                     what));
+  }
+
+  StmtPtr mutate_node(const While* n, const StmtPtr& self) override {
+    reject_if_parallel(*n, "while-loop");
+    return IRMutator::mutate_node(n, self);
+  }
+  StmtPtr mutate_node(const If* n, const StmtPtr& self) override {
+    reject_if_parallel(*n, "if-statement");
+    return IRMutator::mutate_node(n, self);
+  }
+  StmtPtr mutate_node(const Assign* n, const StmtPtr& self) override {
+    reject_if_parallel(*n, "assignment");
+    return self;
+  }
+  StmtPtr mutate_node(const GpuBlock* n, const StmtPtr& self) override {
+    reject_if_parallel(*n, "`with parir.gpu:` block");
+    return IRMutator::mutate_node(n, self);
+  }
+};
+
+}  // namespace
+
+void apply_parallel_spec(Program& prog, const ParallelSpec& spec) {
+  for (const auto& [label, par] : spec) {
+    if (par.threads < 0)
+      fail("label '{}': the number of threads must not be negative (got {})", label, par.threads);
+    if (par.tpb != 0 && (par.tpb < 32 || par.tpb > 1024 || par.tpb % 32 != 0))
+      fail("label '{}': threads per block must be a multiple of 32 between 32 and 1024 (got {})",
+           label, par.tpb);
+  }
+  ApplySpec pass(prog, spec);
+  prog.body = pass.mutate(prog.body);
+  for (const auto& [label, par] : spec)
+    if (!pass.used.count(label))
+      fail("the parallel specification names label '{}', but no statement of {} ({}) is "
+           "labelled '{}'",
+           label, prog.name, prog.source->filename, label);
+}
+
+}  // namespace parir

@@ -1,0 +1,304 @@
+#include "passes/infer_types.h"
+
+#include <cmath>
+#include <set>
+
+#include "ir/visitor.h"
+
+namespace parir {
+namespace {
+
+constexpr Type kBool{ScalarType::Bool, false};
+constexpr Type kIndex{ScalarType::I64, false};
+constexpr Type kLoopVar{ScalarType::I64, true};
+
+bool same_scalar(Type a, Type b) { return a.scalar == b.scalar; }
+
+// Converts `e` (already typed) to type t: literals are retyped in place, anything else is cast.
+ExprPtr coerce(const ExprPtr& e, Type t) {
+  if (!t.known() || same_scalar(e->type, t)) return e;
+  if (auto i = e->as<IntImm>()) {
+    if (is_float(t.scalar)) return float_imm(static_cast<double>(i->value), e->loc, t);
+    if (is_int(t.scalar)) return int_imm(i->value, e->loc, t);
+    return bool_imm(i->value != 0, e->loc);
+  }
+  if (auto f = e->as<FloatImm>()) {
+    if (is_float(t.scalar)) return float_imm(f->value, e->loc, t);
+  }
+  return std::make_shared<Cast>(e, Type{t.scalar, e->type.weak && t.weak}, e->loc);
+}
+
+// Python truthiness: a number is true when non-zero.
+ExprPtr truth(const ExprPtr& e) {
+  if (is_bool(e->type.scalar)) return e;
+  ExprPtr zero = is_float(e->type.scalar) ? float_imm(0.0, e->loc, e->type)
+                                          : int_imm(0, e->loc, e->type);
+  return binary(BinaryOp::Ne, e, zero, e->loc, kBool);
+}
+
+// Bool arithmetic computes in int64, as True + True == 2 in Python.
+Type numeric(Type t) { return is_bool(t.scalar) ? Type{ScalarType::I64, t.weak} : t; }
+
+class Typer : public IRMutator {
+ public:
+  Typer(const Program& p, std::map<std::string, Type>& locals, bool final_pass)
+      : prog_(p), locals_(locals), final_(final_pass) {}
+
+ protected:
+  const Program& prog_;
+  std::map<std::string, Type>& locals_;
+  bool final_;                        // the pass that keeps its result and reports all errors
+  std::map<std::string, int> loop_vars_;  // in scope, with nesting count
+  std::set<std::string> assigned_;  // locals assigned on every path to here (final pass)
+  std::map<std::string, Loc> first_strong_;  // where a local first got a strong type
+
+  [[noreturn]] void error(const Loc& l, const std::string& msg) const { prog_.error(l, msg); }
+
+  // ----- expressions ----------------------------------------------------------------------
+
+  ExprPtr mutate_node(const IntImm*, const ExprPtr& self) override { return self; }
+  ExprPtr mutate_node(const FloatImm*, const ExprPtr& self) override { return self; }
+  ExprPtr mutate_node(const BoolImm*, const ExprPtr& self) override { return self; }
+
+  ExprPtr mutate_node(const Var* n, const ExprPtr&) override {
+    if (loop_vars_.count(n->name)) return var(n->name, n->loc, kLoopVar);
+    auto it = locals_.find(n->name);
+    if (it == locals_.end() && !final_) return var(n->name, n->loc, Type{});
+    if (it == locals_.end())
+      error(n->loc, fmt::format("name '{}' is not defined: parir functions see only their "
+                                "arguments, loop variables and locals",
+                                n->name));
+    if (final_ && !assigned_.count(n->name))
+      error(n->loc, fmt::format("local variable '{}' may be used before it is assigned: it is "
+                                "not assigned on every path to here (a branch or a loop that "
+                                "might not run). Assign it a value first",
+                                n->name));
+    return var(n->name, n->loc, it->second);
+  }
+
+  ExprPtr mutate_node(const Load* n, const ExprPtr&) override {
+    std::vector<ExprPtr> idx;
+    for (const auto& i : n->indices) {
+      ExprPtr t = mutate(i);
+      if (t->type.known() && !is_int(t->type.scalar) && !is_bool(t->type.scalar))
+        error(i->loc, fmt::format("index into '{}' must be an integer, not {}", n->tensor,
+                                  python_name(t->type.scalar)));
+      idx.push_back(coerce(t, kIndex));
+    }
+    Type elem{prog_.tensors.at(n->tensor).elem, false};
+    return std::make_shared<Load>(n->tensor, std::move(idx), elem, n->loc);
+  }
+
+  ExprPtr mutate_node(const Unary* n, const ExprPtr&) override {
+    ExprPtr a = mutate(n->a);
+    if (!a->type.known()) return std::make_shared<Unary>(n->op, a, Type{}, n->loc);
+    switch (n->op) {
+      case UnaryOp::Not:
+        return std::make_shared<Unary>(UnaryOp::Not, truth(a), kBool, n->loc);
+      case UnaryOp::Neg: {
+        Type t = numeric(a->type);
+        return std::make_shared<Unary>(UnaryOp::Neg, coerce(a, t), t, n->loc);
+      }
+      case UnaryOp::BitNot:
+        // On bool, ~ is logical negation, as for PyTorch bool tensors.
+        if (is_bool(a->type.scalar)) return std::make_shared<Unary>(UnaryOp::Not, a, kBool, n->loc);
+        if (!is_int(a->type.scalar))
+          error(n->loc, fmt::format("~ needs an integer or bool operand, not {}",
+                                    python_name(a->type.scalar)));
+        return std::make_shared<Unary>(UnaryOp::BitNot, a, a->type, n->loc);
+    }
+    return a;
+  }
+
+  ExprPtr mutate_node(const Binary* n, const ExprPtr&) override {
+    ExprPtr a = mutate(n->a), b = mutate(n->b);
+    if (!a->type.known() || !b->type.known()) return binary(n->op, a, b, n->loc, Type{});
+    if (is_logical(n->op)) return binary(n->op, truth(a), truth(b), n->loc, kBool);
+    Type t = promote(a->type, b->type);
+    if (is_comparison(n->op)) return binary(n->op, coerce(a, t), coerce(b, t), n->loc, kBool);
+    if (is_bitwise(n->op)) {
+      for (const auto& x : {a, b})
+        if (is_float(x->type.scalar))
+          error(n->loc, fmt::format("the operator {} needs integer or bool operands, not {}",
+                                    python_symbol(n->op), python_name(x->type.scalar)));
+      if (is_bool(t.scalar) && (n->op == BinaryOp::Shl || n->op == BinaryOp::Shr)) t = numeric(t);
+      return binary(n->op, coerce(a, t), coerce(b, t), n->loc, t);
+    }
+    t = numeric(t);
+    Type result = t;
+    if (n->op == BinaryOp::Div && !is_float(t.scalar)) {
+      // True division of integers gives a float, as in Python.
+      t = result = Type{ScalarType::F64, t.weak};
+    } else if (n->op == BinaryOp::Pow && !is_float(t.scalar)) {
+      auto e = b->as<IntImm>();
+      if (e && e->value < 0) t = result = Type{ScalarType::F64, t.weak};  // 2 ** -1 == 0.5
+    }
+    return binary(n->op, coerce(a, t), coerce(b, t), n->loc, result);
+  }
+
+  ExprPtr mutate_node(const Call* n, const ExprPtr&) override {
+    std::vector<ExprPtr> args;
+    Type t{ScalarType::Unknown, true};
+    bool first = true;
+    for (const auto& x : n->args) {
+      args.push_back(mutate(x));
+      t = first ? args.back()->type : promote(t, args.back()->type);
+      first = false;
+    }
+    if (!t.known()) return std::make_shared<Call>(n->fn, std::move(args), Type{}, n->loc);
+    switch (n->fn) {
+      case Builtin::Min:
+      case Builtin::Max:
+        break;
+      case Builtin::Abs:
+        t = numeric(t);
+        break;
+      default:  // exp, log, ... compute in floating point
+        if (!is_float(t.scalar)) t = Type{ScalarType::F64, t.weak};
+    }
+    for (auto& x : args) x = coerce(x, t);
+    return std::make_shared<Call>(n->fn, std::move(args), t, n->loc);
+  }
+
+  ExprPtr mutate_node(const Cast* n, const ExprPtr&) override {
+    ExprPtr a = mutate(n->a);
+    if (a->type.known() && same_scalar(a->type, n->type)) {
+      // parir.float32(x) of a float32 value is x, but it makes a weak literal strong.
+      if (auto f = a->as<FloatImm>()) return float_imm(f->value, a->loc, n->type);
+      if (auto i = a->as<IntImm>()) return int_imm(i->value, a->loc, n->type);
+      if (!a->type.weak) return a;
+    }
+    if (a->as<IntImm>() || a->as<FloatImm>()) {
+      ExprPtr c = coerce(a, n->type);
+      if (c->as<IntImm>() || c->as<FloatImm>())
+        return c->as<IntImm>() ? int_imm(c->as<IntImm>()->value, c->loc, n->type)
+                               : float_imm(c->as<FloatImm>()->value, c->loc, n->type);
+    }
+    return std::make_shared<Cast>(a, n->type, n->loc);
+  }
+
+  ExprPtr mutate_node(const Select* n, const ExprPtr&) override {
+    ExprPtr c = mutate(n->cond), a = mutate(n->a), b = mutate(n->b);
+    if (!c->type.known() || !a->type.known() || !b->type.known())
+      return std::make_shared<Select>(c, a, b, Type{}, n->loc);
+    Type t = promote(a->type, b->type);
+    return std::make_shared<Select>(truth(c), coerce(a, t), coerce(b, t), t, n->loc);
+  }
+
+  // ----- statements -----------------------------------------------------------------------
+
+  // Records the type of a value assigned to a local, unifying it with earlier assignments.
+  void assign_local(const std::string& name, Type t, const Loc& l) {
+    if (!t.known()) return;
+    Type& cur = locals_[name];
+    if (!cur.known()) {
+      cur = t;
+    } else if (!same_scalar(cur, t)) {
+      bool cat_differs = is_float(cur.scalar) != is_float(t.scalar) ||
+                         is_bool(cur.scalar) != is_bool(t.scalar);
+      if (!cur.weak && !t.weak && cat_differs) {
+        auto f = first_strong_.find(name);
+        error(l, fmt::format("local variable '{}' is assigned a {} value here, but a {} value{}; "
+                             "convert one of them explicitly (e.g. parir.{}(...))",
+                             name, python_name(t.scalar), python_name(cur.scalar),
+                             f != first_strong_.end() && f->second.known()
+                                 ? fmt::format(" on line {}", f->second.line)
+                                 : std::string(" elsewhere"),
+                             python_name(cur.scalar)));
+      }
+      cur = promote(cur, t);
+    } else {
+      cur.weak = cur.weak && t.weak;
+    }
+    if (!t.weak && !first_strong_.count(name)) first_strong_[name] = l;
+  }
+
+  StmtPtr mutate_node(const Assign* n, const StmtPtr&) override {
+    ExprPtr value = mutate(n->value);
+    if (auto v = n->target->as<Var>()) {
+      if (loop_vars_.count(v->name))
+        error(n->loc, fmt::format("cannot assign to the loop variable '{}'", v->name));
+      assign_local(v->name, value->type, n->loc);
+      assigned_.insert(v->name);
+      Type t = locals_[v->name];
+      return std::make_shared<Assign>(var(v->name, v->loc, t), coerce(value, t), n->loc,
+                                      n->labels);
+    }
+    ExprPtr target = mutate(n->target);
+    return std::make_shared<Assign>(target, coerce(value, target->type), n->loc, n->labels);
+  }
+
+  ExprPtr bound(const ExprPtr& e, const char* what) {
+    ExprPtr t = mutate(e);
+    if (t->type.known() && !is_int(t->type.scalar) && !is_bool(t->type.scalar))
+      error(e->loc, fmt::format("range() {} must be an integer, not {}", what,
+                                python_name(t->type.scalar)));
+    return coerce(t, kIndex);
+  }
+
+  StmtPtr mutate_node(const For* n, const StmtPtr&) override {
+    ExprPtr lo = bound(n->lo, "start"), hi = bound(n->hi, "stop"), step = bound(n->step, "step");
+    if (auto s = step->as<IntImm>(); s && s->value == 0)
+      error(n->step->loc, "range() step must not be zero");
+    if (locals_.count(n->var))
+      error(n->loc, fmt::format("'{}' is used both as a loop variable and as a local variable; "
+                                "rename one of them",
+                                n->var));
+    ++loop_vars_[n->var];
+    std::set<std::string> before = assigned_;
+    Body body = mutate(n->body);
+    assigned_ = before;  // the body may run zero times
+    if (--loop_vars_[n->var] == 0) loop_vars_.erase(n->var);
+    return std::make_shared<For>(n->var, lo, hi, step, std::move(body), n->loc, n->labels, n->par);
+  }
+
+  StmtPtr mutate_node(const While* n, const StmtPtr&) override {
+    ExprPtr c = mutate(n->cond);
+    std::set<std::string> before = assigned_;
+    Body body = mutate(n->body);
+    assigned_ = before;  // the body may run zero times
+    // The condition is evaluated again after the body: re-type it now that the body's
+    // assignments have been seen (they may give a local its type).
+    c = mutate(n->cond);
+    return std::make_shared<While>(c->type.known() ? truth(c) : c, std::move(body), n->loc,
+                                   n->labels);
+  }
+
+  StmtPtr mutate_node(const If* n, const StmtPtr&) override {
+    ExprPtr c = mutate(n->cond);
+    std::set<std::string> before = assigned_;
+    Body t = mutate(n->then_body);
+    std::set<std::string> after_then = std::move(assigned_);
+    assigned_ = before;
+    Body e = mutate(n->else_body);
+    // Assigned after the if: on both paths.
+    std::set<std::string> both;
+    for (const auto& name : after_then)
+      if (assigned_.count(name)) both.insert(name);
+    assigned_ = std::move(both);
+    return std::make_shared<If>(c->type.known() ? truth(c) : c, std::move(t), std::move(e),
+                                n->loc, n->labels);
+  }
+};
+
+}  // namespace
+
+void infer_types(Program& prog) {
+  // Locals get their types from the values assigned to them, which may mention other locals:
+  // iterate until nothing changes (each round can only widen a type, so this terminates).
+  std::map<std::string, Type> locals;
+  for (int round = 0; round < 16; ++round) {
+    std::map<std::string, Type> before = locals;
+    Typer(prog, locals, /*final_pass=*/false).mutate(prog.body);
+    if (locals == before) break;
+  }
+  for (const auto& [name, t] : locals)
+    if (!t.known())
+      fail("{}: the type of local variable '{}' cannot be inferred: every assignment to it "
+           "depends on its own value",
+           prog.source->filename, name);
+  prog.body = Typer(prog, locals, /*final_pass=*/true).mutate(prog.body);
+  prog.locals = locals;
+}
+
+}  // namespace parir

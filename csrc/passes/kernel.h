@@ -1,0 +1,42 @@
+// A kernel as the lowering passes produce it: the statement it runs and how its parallel loops
+// map onto the CUDA grid.
+#pragma once
+
+#include "codegen/launch_plan.h"
+#include "passes/program.h"
+
+namespace parir {
+
+// One level of parallel loops inside a kernel (all parallel loops at one nesting depth).
+struct ParLevel {
+  int64_t count = 1;   // parallel workers: blocks for outer levels, threads for the innermost
+  bool threads = false;  // the innermost level: CUDA threads (and blocks when > one block)
+};
+
+struct Kernel {
+  std::string name;
+  StmtPtr root;                 // a parallel For or a GpuBlock
+  std::vector<ParLevel> levels; // outermost first; a GpuBlock root is a level of count 1
+  int64_t tpb = 1;              // threads per block (blockDim.x)
+  int64_t inner_blocks = 1;     // blocks that the innermost level spans
+  std::vector<std::string> tensors;    // tensor parameters used, in parameter order
+  std::vector<std::string> written;    // the subset the kernel stores to
+  std::vector<std::string> host_vars;  // host loop variables the kernel reads (int64)
+  std::map<std::string, Type> locals;  // locals assigned in the kernel
+
+  int64_t grid() const {
+    int64_t g = inner_blocks;
+    for (const auto& l : levels)
+      if (!l.threads) g *= l.count;
+    return g;
+  }
+  bool has_thread_level() const { return !levels.empty() && levels.back().threads; }
+};
+
+// The result of lowering: the host-side plan and the kernels it launches.
+struct Lowered {
+  LaunchPlan plan;
+  std::vector<Kernel> kernels;
+};
+
+}  // namespace parir

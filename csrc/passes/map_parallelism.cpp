@@ -1,0 +1,250 @@
+#include "passes/map_parallelism.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "ir/visitor.h"
+
+namespace parir {
+namespace {
+
+constexpr int64_t kDefaultTpb = 1024;
+constexpr int64_t kMaxGrid = 2147483647;  // gridDim.x limit
+
+struct LevelUse {
+  const For* loop;  // nullptr for a GpuBlock root
+  int64_t count;
+};
+
+// Collects the parallel loops of a kernel by nesting depth.
+class LevelCollector : public IRVisitor {
+ public:
+  std::vector<std::vector<LevelUse>> levels;
+  int depth = 0;
+
+ protected:
+  void visit_node(const For* n) override {
+    if (!n->par) return IRVisitor::visit_node(n);
+    if (static_cast<int>(levels.size()) <= depth) levels.resize(depth + 1);
+    levels[depth].push_back({n, n->par->threads});
+    ++depth;
+    visit(n->body);
+    --depth;
+  }
+};
+
+// Walks a kernel in program order to find what it uses and to check the rules on locals and
+// on writes outside the innermost parallel loop.
+class KernelScan : public IRVisitor {
+ public:
+  // depth: the parallel depth of the statements visited first (1 inside a GpuBlock root, whose
+  // block is level 0).
+  KernelScan(const Program& p, Kernel& k, int depth, int thread_depth, bool writes_need_one_block)
+      : prog_(p), k_(k), thread_depth_(thread_depth), one_block_(writes_need_one_block),
+        depth_(depth) {}
+
+  std::set<std::string> tensors, written, host_vars;
+
+ protected:
+  const Program& prog_;
+  Kernel& k_;
+  int thread_depth_;  // parallel depth of the thread level; -1 when there is none
+  bool one_block_;
+  int depth_;  // number of enclosing parallel levels
+  std::map<std::string, int> loop_vars_;
+  std::set<std::string> assigned_;
+  std::vector<std::set<std::string>> assigned_in_loop_;  // one set per enclosing parallel loop
+  std::map<std::string, Loc> escaped_;  // locals whose value differs per parallel iteration
+
+  // Outside the thread-level loops: all threads of a block run these statements together.
+  bool at_block_level() const { return thread_depth_ >= 0 && depth_ <= thread_depth_; }
+
+  void visit_node(const Var* n) override {
+    if (loop_vars_.count(n->name)) return;
+    if (!prog_.locals.count(n->name)) {
+      host_vars.insert(n->name);
+      return;
+    }
+    if (auto e = escaped_.find(n->name); e != escaped_.end())
+      prog_.error(n->loc, fmt::format("local variable '{}' is assigned inside the parallel loop "
+                                      "on line {} and read after it; each parallel iteration has "
+                                      "its own value. Store the values in a tensor instead",
+                                      n->name, e->second.line));
+    if (!assigned_.count(n->name))
+      prog_.error(n->loc, fmt::format("local variable '{}' is read in kernel {} but assigned "
+                                      "only in other parallel code; locals do not carry values "
+                                      "between parallel loops. Pass the value through a tensor",
+                                      n->name, k_.name));
+  }
+
+  void visit_node(const Load* n) override {
+    tensors.insert(n->tensor);
+    IRVisitor::visit_node(n);
+  }
+
+  void visit_node(const Assign* n) override {
+    visit(n->value);
+    if (auto v = n->target->as<Var>()) {
+      assigned_.insert(v->name);
+      if (!assigned_in_loop_.empty()) assigned_in_loop_.back().insert(v->name);
+      escaped_.erase(v->name);
+      k_.locals[v->name] = prog_.locals.at(v->name);
+      return;
+    }
+    auto t = n->target->as<Load>();
+    for (const auto& i : t->indices) visit(i);
+    tensors.insert(t->tensor);
+    written.insert(t->tensor);
+    if (at_block_level() && !one_block_)
+      prog_.error(n->loc, fmt::format("this write to '{}' is outside the innermost parallel loop, "
+                                      "which spans {} blocks; no other block would see it. Move "
+                                      "it into its own parallel loop, or use at most {} threads "
+                                      "in the inner loop",
+                                      t->tensor, k_.inner_blocks, k_.tpb));
+  }
+
+  void visit_node(const For* n) override {
+    visit(n->lo);
+    visit(n->hi);
+    visit(n->step);
+    ++loop_vars_[n->var];
+    if (n->par) {
+      ++depth_;
+      assigned_in_loop_.emplace_back();
+    }
+    visit(n->body);
+    if (n->par) {
+      --depth_;
+      // Values assigned in parallel iterations are per-iteration: none may be read later.
+      std::set<std::string> inside = std::move(assigned_in_loop_.back());
+      assigned_in_loop_.pop_back();
+      for (const auto& name : inside) {
+        escaped_[name] = n->loc;
+        if (!assigned_in_loop_.empty()) assigned_in_loop_.back().insert(name);
+      }
+    }
+    if (--loop_vars_[n->var] == 0) loop_vars_.erase(n->var);
+  }
+};
+
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+void map_kernel(const Program& prog, Kernel& k) {
+  LevelCollector collect;
+  bool gpu_root = k.root->as<GpuBlock>() != nullptr;
+  if (gpu_root) collect.depth = 1;  // the block itself is level 0
+  collect.visit(k.root);
+  std::vector<std::vector<LevelUse>>& uses = collect.levels;
+  if (gpu_root) {
+    if (uses.empty()) uses.resize(1);
+    uses[0] = {{nullptr, 1}};
+  }
+
+  // Threads per block: the default unless some loop of the kernel asks for another value.
+  int64_t tpb = 0;
+  const For* tpb_loop = nullptr;
+  for (const auto& level : uses)
+    for (const auto& u : level) {
+      if (!u.loop) continue;
+      if (u.loop->par->reduce)
+        prog.error(u.loop->loc, "parallel reductions (.reduce()) are not supported yet; run this "
+                                "loop sequentially or give each parallel iteration its own "
+                                "output element");
+      int64_t t = u.loop->par->tpb;
+      if (t == 0) continue;
+      if (tpb && t != tpb)
+        prog.error(u.loop->loc, fmt::format("this loop asks for {} threads per block, but the loop "
+                                            "on line {} of the same kernel asks for {}",
+                                            t, tpb_loop->loc.line, tpb));
+      tpb = t;
+      tpb_loop = u.loop;
+    }
+  if (!tpb) tpb = kDefaultTpb;
+
+  bool has_threads = !(gpu_root && uses.size() == 1);
+  for (size_t d = 0; d < uses.size(); ++d) {
+    bool innermost = d + 1 == uses.size();
+    int64_t count = uses[d][0].count;
+    for (const auto& u : uses[d]) {
+      if (u.count == count) continue;
+      if (innermost && has_threads && std::max(u.count, count) <= tpb) {
+        // Siblings that all fit in one block share it; the smaller ones leave threads idle.
+        count = std::max(count, u.count);
+        continue;
+      }
+      prog.error(u.loop->loc,
+                 fmt::format("this parallel loop asks for {} threads, but the loop on line {} at "
+                             "the same parallel depth asks for {}; parallel loops at one depth "
+                             "must request the same number of threads",
+                             u.count, uses[d][0].loop->loc.line, uses[d][0].count));
+    }
+    ParLevel level{count, has_threads && innermost};
+    k.levels.push_back(level);
+  }
+
+  if (has_threads) {
+    ParLevel& inner = k.levels.back();
+    inner.count = round_up(inner.count, 32);
+    k.tpb = std::max<int64_t>(32, std::min(inner.count, tpb));
+    k.inner_blocks = (inner.count + k.tpb - 1) / k.tpb;
+  } else {
+    k.tpb = 1;
+    k.inner_blocks = 1;
+  }
+  // Guard the product against overflow before comparing it with the limit.
+  double grid = static_cast<double>(k.inner_blocks);
+  for (const auto& l : k.levels)
+    if (!l.threads) grid *= static_cast<double>(l.count);
+  if (grid > static_cast<double>(kMaxGrid))
+    prog.error(k.root->loc, fmt::format("this parallel code needs {:.0f} thread blocks, more than "
+                                        "CUDA's limit of {}; request fewer threads",
+                                        grid, kMaxGrid));
+
+  int thread_depth = has_threads ? static_cast<int>(k.levels.size()) - 1 : -1;
+  KernelScan scan(prog, k, gpu_root ? 1 : 0, thread_depth, k.inner_blocks == 1);
+  if (gpu_root) {
+    scan.visit(k.root->as<GpuBlock>()->body);
+  } else {
+    scan.visit(k.root);
+  }
+  for (const auto& name : prog.tensor_params)
+    if (scan.tensors.count(name)) {
+      k.tensors.push_back(name);
+      if (scan.written.count(name)) k.written.push_back(name);
+    }
+  k.host_vars.assign(scan.host_vars.begin(), scan.host_vars.end());
+}
+
+}  // namespace
+
+void map_parallelism(const Program& prog, Lowered& lowered) {
+  std::set<std::string> written;
+  for (auto& k : lowered.kernels) {
+    map_kernel(prog, k);
+    written.insert(k.written.begin(), k.written.end());
+  }
+  // The plan lists every tensor parameter, so a call passes the same tensors as the function.
+  lowered.plan.params.clear();
+  for (const auto& name : prog.tensor_params)
+    lowered.plan.params.push_back({name, prog.tensors.at(name), written.count(name) > 0});
+  // Launch sizes are known only now.
+  std::map<std::string, const Kernel*> by_name;
+  for (const auto& k : lowered.kernels) by_name[k.name] = &k;
+  std::function<void(std::vector<PlanStep>&)> size = [&](std::vector<PlanStep>& steps) {
+    for (auto& s : steps) {
+      if (s.kind == PlanStep::Kind::Launch) {
+        const Kernel& k = *by_name.at(s.kernel);
+        s.grid = k.grid();
+        s.block = k.tpb;
+        s.args = k.tensors;
+        s.args.insert(s.args.end(), k.host_vars.begin(), k.host_vars.end());
+      }
+      size(s.body);
+      size(s.else_body);
+    }
+  };
+  size(lowered.plan.steps);
+}
+
+}  // namespace parir

@@ -1,0 +1,21 @@
+#pragma once
+
+#include "passes/kernel.h"
+
+namespace parir {
+
+// Decides how each kernel's parallel loops map onto the CUDA grid, as the seed describes: the
+// innermost parallel level runs on threads (rounded up to a multiple of 32, at most `tpb` per
+// block, spreading over several blocks when larger), every outer parallel level on blocks.
+// Records the tensors, host loop variables and locals each kernel uses, and rejects what the
+// mapping cannot run correctly:
+// * parallel loops at one depth that request different numbers of threads (unless they are the
+//   innermost level and all fit in one block);
+// * different non-default threads-per-block in one kernel;
+// * tensor writes outside the innermost parallel loop when that loop spans several blocks
+//   (no block could see another's write);
+// * a local assigned inside a parallel loop and read after it, or read in a kernel other than
+//   the one that assigns it.
+void map_parallelism(const Program& prog, Lowered& lowered);
+
+}  // namespace parir

@@ -1,0 +1,91 @@
+#include "passes/pipeline.h"
+
+#include <chrono>
+
+#include "codegen/cuda_codegen.h"
+#include "passes/apply_parallel_spec.h"
+#include "passes/infer_types.h"
+#include "passes/map_parallelism.h"
+#include "passes/simplify.h"
+#include "passes/specialize_arguments.h"
+#include "passes/split_host_device.h"
+
+namespace parir {
+namespace {
+
+// Records the IR after each pass with the time since compilation started, when debugging.
+class PassLog {
+ public:
+  explicit PassLog(bool on) : on_(on), start_(std::chrono::steady_clock::now()) {}
+
+  void after(const char* pass, const std::string& ir) {
+    if (!on_) return;
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                          start_)
+                    .count();
+    bool same = ir == last_;
+    text += fmt::format("=== after {} ({:.3f} ms){}\n", pass, ms, same ? " (unchanged)" : "");
+    if (!same) text += ir + "\n";
+    last_ = ir;
+  }
+
+  std::string text;
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point start_;
+  std::string last_;
+};
+
+std::string dump(const Program& p) {
+  std::string out = fmt::format("def {}(...):\n", p.name);
+  return out + to_string(p.body, 1);
+}
+
+std::string dump(const Lowered& l) {
+  std::string out;
+  for (const auto& k : l.kernels)
+    out += fmt::format("kernel {} grid({}) block({}):\n{}", k.name, k.grid(), k.tpb,
+                       to_string(Body{k.root}, 1));
+  return out + print_plan(l.plan);
+}
+
+}  // namespace
+
+CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
+                      const CompileOptions& opts) {
+  PassLog log(opts.debug_print);
+  log.after("parse", to_string(fn));
+
+  // Scalars become constants and tensors get types: everything below is specialized.
+  Program prog = specialize_arguments(fn, args);
+  log.after("specialize_arguments", dump(prog));
+
+  // Labelled loops named in the parallel spec become parallel loops.
+  apply_parallel_spec(prog, opts.parallelize);
+  log.after("apply_parallel_spec", dump(prog));
+
+  // Every expression gets a type and every conversion becomes explicit.
+  infer_types(prog);
+  log.after("infer_types", dump(prog));
+
+  // Fold the constants that specialization exposed.
+  simplify(prog);
+  log.after("simplify", dump(prog));
+
+  // Outermost parallel loops become kernels; the code around them becomes the launch plan.
+  Lowered lowered = split_host_device(prog);
+  log.after("split_host_device", dump(lowered));
+
+  // Parallel levels map onto blocks and threads.
+  map_parallelism(prog, lowered);
+  log.after("map_parallelism", dump(lowered));
+
+  CompileResult result;
+  result.cuda = generate_cuda(prog, lowered);
+  log.after("generate_cuda", result.cuda);
+  result.debug_log = std::move(log.text);
+  return result;
+}
+
+}  // namespace parir

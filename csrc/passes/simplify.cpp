@@ -1,0 +1,221 @@
+#include "passes/simplify.h"
+
+#include <cmath>
+
+#include "ir/visitor.h"
+
+namespace parir {
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+namespace {
+
+// Two's complement wrap-around, without signed-overflow undefined behaviour.
+int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
+
+std::optional<int64_t> fold_int(BinaryOp op, int64_t a, int64_t b) {
+  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (op) {
+    case BinaryOp::Add:
+      return wrap(ua + ub);
+    case BinaryOp::Sub:
+      return wrap(ua - ub);
+    case BinaryOp::Mul:
+      return wrap(ua * ub);
+    case BinaryOp::FloorDiv:
+      if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+      return floor_div(a, b);
+    case BinaryOp::Mod:
+      if (b == 0 || b == -1) return b == -1 ? std::optional<int64_t>(0) : std::nullopt;
+      return floor_mod(a, b);
+    case BinaryOp::BitAnd:
+      return a & b;
+    case BinaryOp::BitOr:
+      return a | b;
+    case BinaryOp::BitXor:
+      return a ^ b;
+    case BinaryOp::Shl:
+      if (b < 0 || b > 63) return std::nullopt;
+      return wrap(ua << b);
+    case BinaryOp::Shr:
+      if (b < 0 || b > 63) return std::nullopt;
+      return a >> b;
+    case BinaryOp::Pow: {
+      if (b < 0) return std::nullopt;
+      uint64_t r = 1, base = ua;
+      for (int64_t e = b; e > 0; e >>= 1, base *= base)
+        if (e & 1) r *= base;
+      return wrap(r);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+template <typename T>
+std::optional<bool> compare(BinaryOp op, T a, T b) {
+  switch (op) {
+    case BinaryOp::Eq:
+      return a == b;
+    case BinaryOp::Ne:
+      return a != b;
+    case BinaryOp::Lt:
+      return a < b;
+    case BinaryOp::Le:
+      return a <= b;
+    case BinaryOp::Gt:
+      return a > b;
+    case BinaryOp::Ge:
+      return a >= b;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<double> fold_float(BinaryOp op, double a, double b, ScalarType t) {
+  double r;
+  switch (op) {
+    case BinaryOp::Add:
+      r = a + b;
+      break;
+    case BinaryOp::Sub:
+      r = a - b;
+      break;
+    case BinaryOp::Mul:
+      r = a * b;
+      break;
+    case BinaryOp::Div:
+      if (b == 0.0) return std::nullopt;
+      r = a / b;
+      break;
+    default:
+      return std::nullopt;
+  }
+  // Fold in the precision the GPU would use.
+  return t == ScalarType::F32 ? static_cast<double>(static_cast<float>(r)) : r;
+}
+
+bool is_int_const(const ExprPtr& e, int64_t v) {
+  auto i = e->as<IntImm>();
+  return i && i->value == v;
+}
+
+class Simplify : public IRMutator {
+ protected:
+  ExprPtr mutate_node(const Binary* n, const ExprPtr& self) override {
+    ExprPtr a = mutate(n->a), b = mutate(n->b);
+    auto ia = a->as<IntImm>(), ib = b->as<IntImm>();
+    // Only 64-bit integers are folded: narrower ones would need their own wrap-around.
+    bool int64 = ia && ib && a->type.scalar == b->type.scalar &&
+                 size_in_bytes(a->type.scalar) == 8;
+    if (int64) {
+      if (auto c = compare(n->op, ia->value, ib->value)) return bool_imm(*c, n->loc);
+      if (auto v = fold_int(n->op, ia->value, ib->value)) return int_imm(*v, n->loc, n->type);
+    }
+    auto fa = a->as<FloatImm>(), fb = b->as<FloatImm>();
+    if (fa && fb) {
+      if (auto c = compare(n->op, fa->value, fb->value)) return bool_imm(*c, n->loc);
+      if (auto v = fold_float(n->op, fa->value, fb->value, n->type.scalar))
+        return float_imm(*v, n->loc, n->type);
+    }
+    // Expressions have no side effects, so a constant operand decides and/or alone.
+    auto ba = a->as<BoolImm>(), bb = b->as<BoolImm>();
+    if (n->op == BinaryOp::And && ba) return ba->value ? b : a;
+    if (n->op == BinaryOp::And && bb) return bb->value ? a : b;
+    if (n->op == BinaryOp::Or && ba) return ba->value ? a : b;
+    if (n->op == BinaryOp::Or && bb) return bb->value ? b : a;
+    if (is_int(n->type.scalar)) {
+      if ((n->op == BinaryOp::Add || n->op == BinaryOp::Sub) && is_int_const(b, 0)) return a;
+      if (n->op == BinaryOp::Add && is_int_const(a, 0)) return b;
+      if ((n->op == BinaryOp::Mul || n->op == BinaryOp::FloorDiv) && is_int_const(b, 1)) return a;
+      if (n->op == BinaryOp::Mul && is_int_const(a, 1)) return b;
+    }
+    if (a == n->a && b == n->b) return self;
+    return binary(n->op, a, b, n->loc, n->type);
+  }
+
+  ExprPtr mutate_node(const Unary* n, const ExprPtr& self) override {
+    ExprPtr a = mutate(n->a);
+    if (n->op == UnaryOp::Not)
+      if (auto b = a->as<BoolImm>()) return bool_imm(!b->value, n->loc);
+    if (n->op == UnaryOp::Neg) {
+      if (auto i = a->as<IntImm>(); i && size_in_bytes(i->type.scalar) == 8)
+        return int_imm(wrap(0 - static_cast<uint64_t>(i->value)), n->loc, n->type);
+      if (auto f = a->as<FloatImm>()) return float_imm(-f->value, n->loc, n->type);
+    }
+    if (a == n->a) return self;
+    return std::make_shared<Unary>(n->op, a, n->type, n->loc);
+  }
+
+  ExprPtr mutate_node(const Select* n, const ExprPtr& self) override {
+    ExprPtr c = mutate(n->cond);
+    if (auto b = c->as<BoolImm>()) return mutate(b->value ? n->a : n->b);
+    ExprPtr a = mutate(n->a), b = mutate(n->b);
+    if (c == n->cond && a == n->a && b == n->b) return self;
+    return std::make_shared<Select>(c, a, b, n->type, n->loc);
+  }
+
+  ExprPtr mutate_node(const Cast* n, const ExprPtr& self) override {
+    ExprPtr a = mutate(n->a);
+    ScalarType t = n->type.scalar;
+    if (auto i = a->as<IntImm>()) {
+      if (t == ScalarType::I64) return int_imm(i->value, n->loc, n->type);
+      if (t == ScalarType::F64) return float_imm(static_cast<double>(i->value), n->loc, n->type);
+    }
+    if (auto f = a->as<FloatImm>()) {
+      if (t == ScalarType::F64 || t == ScalarType::F32)
+        return float_imm(t == ScalarType::F32 ? static_cast<float>(f->value) : f->value, n->loc,
+                         n->type);
+      if (t == ScalarType::I64 && std::isfinite(f->value) && std::fabs(f->value) < 9.2e18)
+        return int_imm(static_cast<int64_t>(f->value), n->loc, n->type);
+    }
+    if (a == n->a) return self;
+    return std::make_shared<Cast>(a, n->type, n->loc);
+  }
+
+  StmtPtr mutate_node(const If* n, const StmtPtr& self) override {
+    ExprPtr c = mutate(n->cond);
+    if (auto b = c->as<BoolImm>()) {
+      // Keep the branch taken under an always-true if; mutate(Body) splices it into place.
+      Body taken = mutate(b->value ? n->then_body : n->else_body);
+      if (taken.empty()) return nullptr;
+      return std::make_shared<If>(bool_imm(true, n->loc), std::move(taken), Body{}, n->loc,
+                                  n->labels);
+    }
+    return IRMutator::mutate_node(n, self);
+  }
+
+
+ public:
+  Body mutate(const Body& body) override {
+    Body out;
+    for (const auto& s : IRMutator::mutate(body)) {
+      auto i = s->as<If>();
+      auto c = i ? i->cond->as<BoolImm>() : nullptr;
+      if (c && c->value && i->labels.empty())
+        out.insert(out.end(), i->then_body.begin(), i->then_body.end());
+      else
+        out.push_back(s);
+    }
+    return out;
+  }
+  using IRMutator::mutate;
+};
+
+}  // namespace
+
+ExprPtr simplify(const ExprPtr& e) { return Simplify().mutate(e); }
+Body simplify(const Body& body) { return Simplify().mutate(body); }
+void simplify(Program& prog) { prog.body = simplify(prog.body); }
+
+}  // namespace parir

@@ -1,0 +1,13 @@
+#pragma once
+
+#include "passes/program.h"
+
+namespace parir {
+
+// Binds a call's arguments to the function's parameters: scalar parameters are replaced by their
+// values (weakly typed literals, so the compiled code is specialized on them) and tensor
+// parameters get their types. Checks the argument count, that tensors are only indexed (with one
+// index per dimension) and scalars never are, and that parameters are not assigned to.
+Program specialize_arguments(const Function& fn, const std::vector<ArgValue>& args);
+
+}  // namespace parir

@@ -1,0 +1,173 @@
+#include "passes/split_host_device.h"
+
+#include <set>
+
+#include "ir/visitor.h"
+
+namespace parir {
+namespace {
+
+// Checks that an expression can be computed by the host: integers, host loop variables and
+// arithmetic, but no tensor elements, locals or floats.
+class HostExprCheck : public IRVisitor {
+ public:
+  HostExprCheck(const Program& p, const std::set<std::string>& host_vars, const char* what)
+      : prog_(p), host_vars_(host_vars), what_(what) {}
+
+ protected:
+  const Program& prog_;
+  const std::set<std::string>& host_vars_;
+  const char* what_;
+
+  void visit_node(const Var* n) override {
+    if (!host_vars_.count(n->name))
+      prog_.error(n->loc, fmt::format("the {} uses '{}', which is only known on the GPU; code "
+                                      "outside parallel loops runs on the host. Move it inside "
+                                      "`with parir.gpu:` or a parallel loop",
+                                      what_, n->name));
+  }
+  void visit_node(const Load* n) override {
+    prog_.error(n->loc, fmt::format("the {} reads tensor '{}', whose data is on the GPU; code "
+                                    "outside parallel loops runs on the host. Move it inside "
+                                    "`with parir.gpu:` or a parallel loop",
+                                    what_, n->tensor));
+  }
+  void no_float(const ExprNode* n) {
+    if (is_float(n->type.scalar))
+      prog_.error(n->loc, fmt::format("the {} computes with floating-point values, but code "
+                                      "outside parallel loops runs on the host and may only use "
+                                      "integers",
+                                      what_));
+  }
+  void visit_node(const FloatImm* n) override { no_float(n); }
+  void visit_node(const Unary* n) override {
+    no_float(n);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Binary* n) override {
+    no_float(n);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Call* n) override {
+    no_float(n);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Cast* n) override {
+    no_float(n);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Select* n) override {
+    no_float(n);
+    IRVisitor::visit_node(n);
+  }
+};
+
+// True when the function has any parallel loop or `with parir.gpu:` block.
+class FindParallel : public IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void visit_node(const For* n) override {
+    found = found || n->par.has_value();
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const GpuBlock*) override { found = true; }
+};
+
+class Splitter {
+ public:
+  explicit Splitter(const Program& p) : prog_(p) {}
+
+  Lowered run() {
+    FindParallel find;
+    find.visit(prog_.body);
+    if (!find.found) no_parallel_code();
+    Lowered out;
+    out.plan.function = prog_.name;
+    out.plan.steps = steps(prog_.body);
+    if (roots_.empty()) no_parallel_code();
+    for (size_t i = 0; i < roots_.size(); ++i) {
+      Kernel k;
+      k.name = roots_.size() == 1 ? prog_.name : fmt::format("{}_{}", prog_.name, i);
+      k.root = roots_[i];
+      out.kernels.push_back(std::move(k));
+    }
+    // Name the launches now that the number of kernels is known.
+    name_launches(out.plan.steps, out.kernels);
+    return out;
+  }
+
+ private:
+  const Program& prog_;
+  std::set<std::string> host_vars_;
+  std::vector<StmtPtr> roots_;
+
+  [[noreturn]] void no_parallel_code() {
+    fail("{} ({}) has no parallel code: label a for-loop with parir.label('N') and map it with "
+         "opts=parir.par({{'N': parir.threads(n)}}), or wrap the body in `with parir.gpu:`",
+         prog_.name, prog_.source->filename);
+  }
+
+  void check(const ExprPtr& e, const char* what) {
+    HostExprCheck c(prog_, host_vars_, what);
+    c.visit(e);
+  }
+
+  std::vector<PlanStep> steps(const Body& body) {
+    std::vector<PlanStep> out;
+    for (const auto& s : body) {
+      if (auto f = s->as<For>(); f && !f->par) {
+        check(f->lo, "loop bound");
+        check(f->hi, "loop bound");
+        check(f->step, "loop step");
+        PlanStep st;
+        st.kind = PlanStep::Kind::For;
+        st.var = f->var;
+        st.lo = f->lo;
+        st.hi = f->hi;
+        st.step = f->step;
+        bool shadow = host_vars_.count(f->var);
+        host_vars_.insert(f->var);
+        st.body = steps(f->body);
+        if (!shadow) host_vars_.erase(f->var);
+        out.push_back(std::move(st));
+      } else if (auto i = s->as<If>()) {
+        check(i->cond, "condition");
+        PlanStep st;
+        st.kind = PlanStep::Kind::If;
+        st.cond = i->cond;
+        st.body = steps(i->then_body);
+        st.else_body = steps(i->else_body);
+        out.push_back(std::move(st));
+      } else if (s->as<For>() || s->as<GpuBlock>()) {
+        PlanStep st;
+        st.kind = PlanStep::Kind::Launch;
+        st.kernel = std::to_string(roots_.size());  // replaced by the name in name_launches
+        roots_.push_back(s);
+        out.push_back(std::move(st));
+      } else {
+        prog_.error(s->loc, fmt::format("this {} is outside any parallel loop, so it would run on "
+                                        "the host, which cannot touch GPU data. Wrap it in "
+                                        "`with parir.gpu:` to run it sequentially on the GPU, or "
+                                        "put it inside a parallel loop",
+                                        s->as<While>() ? "while-loop" : "statement"));
+      }
+    }
+    return out;
+  }
+
+  void name_launches(std::vector<PlanStep>& steps, const std::vector<Kernel>& kernels) {
+    for (auto& s : steps) {
+      if (s.kind == PlanStep::Kind::Launch) s.kernel = kernels[std::stoul(s.kernel)].name;
+      name_launches(s.body, kernels);
+      name_launches(s.else_body, kernels);
+    }
+  }
+};
+
+}  // namespace
+
+Lowered split_host_device(const Program& prog) { return Splitter(prog).run(); }
+
+}  // namespace parir

@@ -1,0 +1,157 @@
+// parir_torch._C: the Python bindings of the compiler and the runtime.
+#include <torch/extension.h>
+
+#include "codegen/prelude.h"
+#include "frontend/python_ast.h"
+#include "passes/pipeline.h"
+#include "runtime/disk_cache.h"
+#include "runtime/driver.h"
+#include "runtime/launch.h"
+#include "runtime/nvrtc.h"
+#include "runtime/program.h"
+
+namespace py = pybind11;
+
+namespace parir {
+namespace {
+
+// ("int", v) | ("float", v) | ("bool", v) | ("tensor", dtype_name, shape, strides)
+ArgValue to_arg(const py::handle& h) {
+  py::tuple t = py::reinterpret_borrow<py::tuple>(h);
+  std::string kind = t[0].cast<std::string>();
+  ArgValue a;
+  if (kind == "int") {
+    a.kind = ArgValue::Kind::Int;
+    a.int_value = t[1].cast<int64_t>();
+  } else if (kind == "float") {
+    a.kind = ArgValue::Kind::Float;
+    a.float_value = t[1].cast<double>();
+  } else if (kind == "bool") {
+    a.kind = ArgValue::Kind::Bool;
+    a.bool_value = t[1].cast<bool>();
+  } else if (kind == "tensor") {
+    a.kind = ArgValue::Kind::Tensor;
+    auto elem = scalar_type_from_name(t[1].cast<std::string>());
+    if (!elem) fail("unsupported element type {}", t[1].cast<std::string>());
+    a.tensor.elem = *elem;
+    a.tensor.shape = t[2].cast<std::vector<int64_t>>();
+    a.tensor.strides = t[3].cast<std::vector<int64_t>>();
+  } else {
+    fail("internal: unknown argument kind {}", kind);
+  }
+  return a;
+}
+
+// {label: (threads, reduce, tpb)}
+ParallelSpec to_spec(const py::dict& d) {
+  ParallelSpec spec;
+  for (const auto& [k, v] : d) {
+    py::tuple t = py::reinterpret_borrow<py::tuple>(v);
+    spec[k.cast<std::string>()] =
+        LoopPar{t[0].cast<int64_t>(), t[1].cast<bool>(), t[2].cast<int64_t>()};
+  }
+  return spec;
+}
+
+}  // namespace
+}  // namespace parir
+
+PYBIND11_MODULE(_C, m) {
+  using namespace parir;
+  m.doc() = "parir-torch compiler core and runtime";
+
+  // parir::Error -> parir_torch.ParirError, a subclass of RuntimeError.
+  py::register_exception<Error>(m, "ParirError", PyExc_RuntimeError);
+
+  py::class_<Function, std::shared_ptr<Function>>(m, "Function")
+      .def_property_readonly("name", [](const Function& f) { return f.name; })
+      .def_property_readonly("params", [](const Function& f) {
+        std::vector<std::string> names;
+        for (const auto& p : f.params) names.push_back(p.name);
+        return names;
+      })
+      .def("__str__", [](const Function& f) { return to_string(f); });
+
+  m.def(
+      "convert_function",
+      [](py::handle def, std::string filename, int first_line, std::vector<std::string> lines,
+         std::map<std::string, std::string> aliases) {
+        auto src = std::make_shared<SourceInfo>();
+        src->filename = std::move(filename);
+        src->first_line = first_line;
+        src->lines = std::move(lines);
+        return std::make_shared<Function>(frontend::convert_function(def, src, aliases));
+      },
+      "Converts an ast.FunctionDef to the compiler's untyped IR.");
+
+  m.def(
+      "compile",
+      [](const Function& fn, py::list args, py::dict spec, bool debug) {
+        std::vector<ArgValue> values;
+        for (const auto& a : args) values.push_back(to_arg(a));
+        CompileOptions opts;
+        opts.parallelize = to_spec(spec);
+        opts.debug_print = debug;
+        CompileResult r;
+        {
+          py::gil_scoped_release release;
+          r = compile(fn, values, opts);
+        }
+        return py::make_tuple(r.cuda, r.debug_log);
+      },
+      py::arg("fn"), py::arg("args"), py::arg("spec"), py::arg("debug") = false,
+      "Specializes fn to the arguments and returns (CUDA source with launch plan, debug log).");
+
+  py::class_<runtime::Program, std::shared_ptr<runtime::Program>>(m, "Program")
+      .def(py::init([](std::string source, std::vector<std::string> includes,
+                       std::vector<std::string> flags) {
+             runtime::NvrtcOptions o;
+             o.include_dirs = std::move(includes);
+             o.extra_flags = std::move(flags);
+             return std::make_shared<runtime::Program>(std::move(source), std::move(o));
+           }),
+           py::arg("source"), py::arg("include_dirs") = std::vector<std::string>{},
+           py::arg("extra_flags") = std::vector<std::string>{})
+      .def_property_readonly("source", &runtime::Program::source)
+      .def_property_readonly("function", [](const runtime::Program& p) { return p.plan().function; })
+      .def_property_readonly("params",
+                             [](const runtime::Program& p) {
+                               std::vector<std::pair<std::string, bool>> out;
+                               for (const auto& q : p.plan().params) out.emplace_back(q.name, q.written);
+                               return out;
+                             })
+      .def("launch", &runtime::launch_on_tensors, py::arg("outs"), py::arg("ins"),
+           "Runs the program on the tensors (written ones first), on the current stream.")
+      .def("prepare", &runtime::Program::prepare, py::arg("device"),
+           py::call_guard<py::gil_scoped_release>());
+
+  m.def(
+      "nvrtc_compile",
+      [](const std::string& source, const std::string& arch, bool use_cache) {
+        runtime::NvrtcOutput out;
+        {
+          py::gil_scoped_release release;
+          out = use_cache ? runtime::compile_cached(source, arch) : [&] {
+            runtime::NvrtcOptions o;
+            o.arch = arch;
+            o.headers.emplace_back(kPreludeName, kPrelude);
+            return runtime::compile_cuda(source, "parir_kernels.cu", o);
+          }();
+        }
+        return py::make_tuple(py::bytes(out.binary), out.is_cubin, out.log);
+      },
+      py::arg("source"), py::arg("arch"), py::arg("use_cache") = false,
+      "Compiles CUDA source with NVRTC: (binary, is_cubin, log). No GPU needed.");
+  m.def("nvrtc_version", &runtime::nvrtc_version);
+  m.def("nvrtc_status", &runtime::nvrtc_status);
+  m.def("choose_arch", &runtime::choose_arch);
+  m.def("set_library_dirs", &runtime::set_library_dirs);
+  m.def("driver_status", [] {
+    std::string why;
+    bool ok = runtime::Driver::available(&why);
+    return py::make_tuple(ok, why);
+  });
+  m.def("cache_root", &runtime::cache_root);
+  m.def("clear_disk_cache", &runtime::cache_clear);
+  m.attr("prelude") = kPrelude;
+}

@@ -1,0 +1,46 @@
+// The CUDA driver API, loaded lazily from libcuda.so.1.
+//
+// Only the entry points parir needs are looked up. Every call's result is checked; a failure
+// throws parir::Error naming the call and the driver's error string.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace parir::runtime {
+
+struct Driver {
+  // The loaded driver; throws parir::Error (saying why) when libcuda cannot be loaded.
+  static const Driver& get();
+  // True when libcuda can be loaded and reports at least one device; never throws.
+  static bool available(std::string* why = nullptr);
+
+  CUresult (*cuInit)(unsigned int);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGetAttribute)(int*, CUdevice_attribute, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuCtxGetCurrent)(CUcontext*);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void**, void**);
+  CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus*);
+
+  // Throws parir::Error("<what>: <driver error name>: <description>") unless r == CUDA_SUCCESS.
+  void check(CUresult r, const char* what) const;
+};
+
+// Makes device `ordinal`'s primary context current on this thread (retaining it once).
+void make_context_current(int ordinal);
+
+// The compute capability of device `ordinal` as (major, minor).
+std::pair<int, int> compute_capability(int ordinal);
+
+}  // namespace parir::runtime

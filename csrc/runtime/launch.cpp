@@ -1,0 +1,103 @@
+#include "runtime/launch.h"
+
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include "ir/error.h"
+
+namespace parir::runtime {
+namespace {
+
+std::optional<ScalarType> parir_type(c10::ScalarType t) {
+  switch (t) {
+    case c10::ScalarType::Bool:
+      return ScalarType::Bool;
+    case c10::ScalarType::Char:
+      return ScalarType::I8;
+    case c10::ScalarType::Short:
+      return ScalarType::I16;
+    case c10::ScalarType::Int:
+      return ScalarType::I32;
+    case c10::ScalarType::Long:
+      return ScalarType::I64;
+    case c10::ScalarType::Byte:
+      return ScalarType::U8;
+    case c10::ScalarType::UInt16:
+      return ScalarType::U16;
+    case c10::ScalarType::UInt32:
+      return ScalarType::U32;
+    case c10::ScalarType::UInt64:
+      return ScalarType::U64;
+    case c10::ScalarType::Half:
+      return ScalarType::F16;
+    case c10::ScalarType::BFloat16:
+      return ScalarType::BF16;
+    case c10::ScalarType::Float:
+      return ScalarType::F32;
+    case c10::ScalarType::Double:
+      return ScalarType::F64;
+    default:
+      return std::nullopt;
+  }
+}
+
+void check_tensor(const std::string& fn, const PlanParam& p, const at::Tensor& t) {
+  if (!t.defined()) fail("parir: {}(): argument '{}' is an undefined tensor", fn, p.name);
+  if (!t.is_cuda())
+    fail("parir: {}(): argument '{}' is on {}, but parir kernels need CUDA tensors; move it "
+         "with .cuda()",
+         fn, p.name, t.device().str());
+  auto type = parir_type(t.scalar_type());
+  if (type != p.type.elem)
+    fail("parir: {}(): argument '{}' has dtype {}, but the kernel was compiled for {}", fn, p.name,
+         c10::toString(t.scalar_type()), python_name(p.type.elem));
+  bool same = t.dim() == p.type.rank();
+  for (int d = 0; same && d < t.dim(); ++d) {
+    same = t.size(d) == p.type.shape[d] &&
+           (t.size(d) <= 1 || t.stride(d) == p.type.strides[d]);
+  }
+  if (!same)
+    fail("parir: {}(): argument '{}' has shape {} and strides {}, but the kernel was compiled "
+         "for shape [{}] and strides [{}]",
+         fn, p.name, c10::str(t.sizes()), c10::str(t.strides()),
+         fmt::join(p.type.shape, ", "), fmt::join(p.type.strides, ", "));
+}
+
+}  // namespace
+
+void launch_on_tensors(const Program& program, const std::vector<at::Tensor>& outs,
+                       const std::vector<at::Tensor>& ins) {
+  const LaunchPlan& plan = program.plan();
+  std::vector<void*> ptrs;
+  ptrs.reserve(plan.params.size());
+  size_t next_out = 0, next_in = 0;
+  int device = -1;
+  for (const auto& p : plan.params) {
+    const std::vector<at::Tensor>& list = p.written ? outs : ins;
+    size_t& next = p.written ? next_out : next_in;
+    if (next >= list.size())
+      fail("parir: {}() needs {} written and {} read-only tensors; too few were passed",
+           plan.function, std::count_if(plan.params.begin(), plan.params.end(),
+                                        [](const PlanParam& q) { return q.written; }),
+           std::count_if(plan.params.begin(), plan.params.end(),
+                         [](const PlanParam& q) { return !q.written; }));
+    const at::Tensor& t = list[next++];
+    check_tensor(plan.function, p, t);
+    int d = t.get_device();
+    if (device >= 0 && d != device)
+      fail("parir: {}(): argument '{}' is on cuda:{}, but other arguments are on cuda:{}; all "
+           "tensors of one call must be on the same GPU",
+           plan.function, p.name, d, device);
+    device = d;
+    ptrs.push_back(t.data_ptr());
+  }
+  if (next_out != outs.size() || next_in != ins.size())
+    fail("parir: {}() was passed more tensors than its launch plan has parameters",
+         plan.function);
+  if (device < 0) device = c10::cuda::current_device();
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  CUstream stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
+  program.launch(device, stream, ptrs);
+}
+
+}  // namespace parir::runtime

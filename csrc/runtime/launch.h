@@ -1,0 +1,19 @@
+// Launching a Program on PyTorch tensors: the one place where both the eager call path and the
+// parir::launch op end.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+#include "runtime/program.h"
+
+namespace parir::runtime {
+
+// `outs` are the plan's written ("inout") parameters in order, `ins` the others. Each tensor is
+// checked against the plan (CUDA, one device for all, dtype, shape, strides) and its data_ptr()
+// goes straight to the kernels, on the current CUDA stream of its device.
+void launch_on_tensors(const Program& program, const std::vector<at::Tensor>& outs,
+                       const std::vector<at::Tensor>& ins);
+
+}  // namespace parir::runtime

@@ -1,0 +1,239 @@
+#include "runtime/nvrtc.h"
+
+#include <dlfcn.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <type_traits>
+
+#include "ir/error.h"
+
+namespace parir::runtime {
+namespace {
+
+std::mutex dirs_mutex;
+std::vector<std::string> extra_dirs;
+
+const char* const kNames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+
+// The NVRTC entry points, looked up by name in the first library that has them all. Only the
+// types come from <nvrtc.h>: nothing links against libnvrtc.
+struct Nvrtc {
+  void* handle = nullptr;
+  std::string path;
+  std::vector<std::string> tried;  // "<path>: <why it was not used>", for nvrtc_status()
+  std::string error;               // set when no usable library was found
+
+  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                               const char* const*);
+  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*);
+  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*);
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*);
+  nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetPTX)(nvrtcProgram, char*);
+  nvrtcResult (*DestroyProgram)(nvrtcProgram*);
+  const char* (*GetErrorString)(nvrtcResult);
+  nvrtcResult (*Version)(int*, int*);
+  nvrtcResult (*GetNumSupportedArchs)(int*);
+  nvrtcResult (*GetSupportedArchs)(int*);
+
+  // Opens `path` and resolves every entry point; on failure records why and leaves no handle.
+  bool open(const std::string& path) {
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* err = dlerror();
+      tried.push_back(fmt::format("{}: {}", path, err ? err : "cannot be loaded"));
+      return false;
+    }
+    std::string missing;
+    auto sym = [&](auto& f, const char* name) {
+      f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(h, name));
+      if (!f && missing.empty()) missing = name;
+    };
+    sym(CreateProgram, "nvrtcCreateProgram");
+    sym(CompileProgram, "nvrtcCompileProgram");
+    sym(GetProgramLogSize, "nvrtcGetProgramLogSize");
+    sym(GetProgramLog, "nvrtcGetProgramLog");
+    sym(GetCUBINSize, "nvrtcGetCUBINSize");
+    sym(GetCUBIN, "nvrtcGetCUBIN");
+    sym(GetPTXSize, "nvrtcGetPTXSize");
+    sym(GetPTX, "nvrtcGetPTX");
+    sym(DestroyProgram, "nvrtcDestroyProgram");
+    sym(GetErrorString, "nvrtcGetErrorString");
+    sym(Version, "nvrtcVersion");
+    sym(GetNumSupportedArchs, "nvrtcGetNumSupportedArchs");
+    sym(GetSupportedArchs, "nvrtcGetSupportedArchs");
+    if (!missing.empty()) {
+      // Too old (or not NVRTC at all): keep looking rather than fail on a later candidate's
+      // behalf.
+      tried.push_back(fmt::format("{}: has no symbol {}", path, missing));
+      dlclose(h);
+      return false;
+    }
+    handle = h;
+    this->path = path;
+    return true;
+  }
+
+  void check(nvrtcResult r, const char* what) const {
+    if (r != NVRTC_SUCCESS) fail("parir: {} failed: {}", what, GetErrorString(r));
+  }
+};
+
+// Loads NVRTC on first use; the outcome, failure included, is kept for the process's lifetime
+// (so set_library_dirs must come first, which the Python package does at import).
+const Nvrtc& load() {
+  static Nvrtc n;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<std::string> candidates;
+    if (const char* p = std::getenv("PARIR_NVRTC_PATH"); p && *p) candidates.push_back(p);
+    for (const auto& dir : library_dirs())
+      for (const char* name : kNames) candidates.push_back(dir + "/" + name);
+    for (const char* name : kNames) candidates.push_back(name);
+    for (const char* name : kNames)
+      candidates.push_back(std::string("/usr/local/cuda/lib64/") + name);
+    for (const auto& c : candidates)
+      if (n.open(c)) return;
+    n.error = fmt::format(
+        "parir: NVRTC (libnvrtc.so) was not found; install PyTorch's CUDA wheel or the CUDA "
+        "toolkit, or set PARIR_NVRTC_PATH to the library's full path. Tried:\n  {}",
+        fmt::join(n.tried, "\n  "));
+  });
+  return n;
+}
+
+const Nvrtc& nvrtc() {
+  const Nvrtc& n = load();
+  if (!n.error.empty()) throw Error(n.error);
+  return n;
+}
+
+// Destroys the NVRTC program on every path out of compile_cuda.
+struct ProgramGuard {
+  const Nvrtc& n;
+  nvrtcProgram prog = nullptr;
+  ~ProgramGuard() {
+    if (prog) n.DestroyProgram(&prog);
+  }
+};
+
+std::vector<int> supported_archs(const Nvrtc& n) {
+  int count = 0;
+  n.check(n.GetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  std::vector<int> archs(count);
+  if (count > 0) n.check(n.GetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  return archs;
+}
+
+}  // namespace
+
+void set_library_dirs(std::vector<std::string> dirs) {
+  std::lock_guard<std::mutex> lock(dirs_mutex);
+  extra_dirs = std::move(dirs);
+}
+
+std::vector<std::string> library_dirs() {
+  std::lock_guard<std::mutex> lock(dirs_mutex);
+  return extra_dirs;
+}
+
+NvrtcOutput compile_cuda(const std::string& source, const std::string& name,
+                         const NvrtcOptions& opts) {
+  const Nvrtc& n = nvrtc();
+  std::vector<const char*> header_sources, header_names;
+  for (const auto& [hname, text] : opts.headers) {
+    header_names.push_back(hname.c_str());
+    header_sources.push_back(text.c_str());
+  }
+  ProgramGuard guard{n};
+  n.check(n.CreateProgram(&guard.prog, source.c_str(), name.c_str(),
+                          static_cast<int>(header_sources.size()), header_sources.data(),
+                          header_names.data()),
+          "nvrtcCreateProgram");
+
+  std::vector<std::string> args = {"--gpu-architecture=" + opts.arch, "-std=c++17",
+                                   "-default-device"};
+  for (const auto& d : opts.include_dirs) args.push_back("-I" + d);
+  args.insert(args.end(), opts.extra_flags.begin(), opts.extra_flags.end());
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+
+  nvrtcResult compiled = n.CompileProgram(guard.prog, static_cast<int>(argv.size()), argv.data());
+  NvrtcOutput out;
+  size_t log_size = 0;
+  n.check(n.GetProgramLogSize(guard.prog, &log_size), "nvrtcGetProgramLogSize");
+  if (log_size > 1) {
+    out.log.resize(log_size);
+    n.check(n.GetProgramLog(guard.prog, out.log.data()), "nvrtcGetProgramLog");
+    out.log.resize(log_size - 1);  // drop the terminating NUL
+  }
+  // Failures after this point also carry the log: it is what explains them.
+  auto check = [&](nvrtcResult r, const char* what) {
+    if (r != NVRTC_SUCCESS)
+      fail("parir: {} failed for {} ({}, options: {}):\n{}", what, name, n.GetErrorString(r),
+           fmt::join(args, " "), out.log);
+  };
+  check(compiled, "NVRTC compilation");
+
+  out.is_cubin = opts.arch.rfind("sm_", 0) == 0;
+  size_t size = 0;
+  if (out.is_cubin) {
+    check(n.GetCUBINSize(guard.prog, &size), "nvrtcGetCUBINSize");
+    out.binary.resize(size);
+    check(n.GetCUBIN(guard.prog, out.binary.data()), "nvrtcGetCUBIN");
+  } else {
+    check(n.GetPTXSize(guard.prog, &size), "nvrtcGetPTXSize");
+    out.binary.resize(size);  // keeps the NUL that cuModuleLoadData needs to see PTX's end
+    check(n.GetPTX(guard.prog, out.binary.data()), "nvrtcGetPTX");
+  }
+  return out;
+}
+
+int nvrtc_version() {
+  const Nvrtc& n = nvrtc();
+  int major = 0, minor = 0;
+  n.check(n.Version(&major, &minor), "nvrtcVersion");
+  return major * 1000 + minor * 10;
+}
+
+std::string choose_arch(int major, int minor) {
+  const Nvrtc& n = nvrtc();
+  std::vector<int> archs = supported_archs(n);
+  int want = major * 10 + minor;
+  if (std::find(archs.begin(), archs.end(), want) != archs.end())
+    return fmt::format("sm_{}", want);
+  int best = 0;
+  for (int a : archs)
+    if (a < want) best = std::max(best, a);
+  if (best == 0)
+    fail("parir: the GPU (compute capability {}.{}) is older than every architecture this "
+         "NVRTC ({}) supports: {}",
+         major, minor, n.path, fmt::join(archs, ", "));
+  // A device newer than this NVRTC knows: PTX for the newest architecture it does know, which
+  // the driver JIT-compiles for the device at module load.
+  return fmt::format("compute_{}", best);
+}
+
+std::string nvrtc_status() {
+  const Nvrtc& n = load();
+  if (!n.error.empty()) return n.error;
+  std::string status;
+  try {
+    int v = nvrtc_version();
+    std::vector<int> archs = supported_archs(n);
+    status = fmt::format("NVRTC {}.{} loaded from {} (architectures: {})", v / 1000,
+                         (v % 1000) / 10, n.path, fmt::join(archs, ", "));
+  } catch (const Error& e) {
+    status = fmt::format("NVRTC loaded from {} but unusable: {}", n.path, e.what());
+  }
+  if (!n.tried.empty())
+    status += fmt::format("; tried first:\n  {}", fmt::join(n.tried, "\n  "));
+  return status;
+}
+
+}  // namespace parir::runtime

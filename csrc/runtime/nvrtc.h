@@ -1,0 +1,50 @@
+// NVRTC, loaded lazily: CUDA C++ source in, CUBIN (or PTX) out, in-process.
+//
+// libnvrtc is opened with dlopen on first use, so importing the package and generating code
+// never needs it, and compiling needs no GPU and no driver. Search order: $PARIR_NVRTC_PATH,
+// the directories given to set_library_dirs (the Python package passes the ones of the CUDA
+// wheels that PyTorch depends on), then the dynamic loader's default path and /usr/local/cuda.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace parir::runtime {
+
+// Extra directories searched for libnvrtc / libcuda before the loader's default path.
+void set_library_dirs(std::vector<std::string> dirs);
+std::vector<std::string> library_dirs();
+
+struct NvrtcOptions {
+  // "sm_90" compiles to CUBIN for that architecture; "compute_90" to PTX.
+  std::string arch = "sm_90";
+  std::vector<std::string> include_dirs;
+  std::vector<std::string> extra_flags;
+  // In-memory headers the source may #include, as (name, contents).
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+struct NvrtcOutput {
+  std::string binary;  // CUBIN bytes, or PTX text (NUL-terminated) when is_cubin is false
+  bool is_cubin = true;
+  std::string log;     // the compiler's log (warnings), possibly empty
+};
+
+// Compiles `source` (named `name` in diagnostics). Throws parir::Error carrying NVRTC's log on
+// any failure, including a missing libnvrtc.
+NvrtcOutput compile_cuda(const std::string& source, const std::string& name,
+                         const NvrtcOptions& opts);
+
+// NVRTC's version as major * 1000 + minor * 10 (13.0 -> 13000). Throws if NVRTC is missing.
+int nvrtc_version();
+
+// The target for a device of compute capability major.minor: "sm_XY" when this NVRTC can emit
+// SASS for it, else "compute_ZW" for the newest virtual architecture it knows that is not
+// newer than the device (the driver JIT-compiles that PTX).
+std::string choose_arch(int major, int minor);
+
+// Why NVRTC can or cannot be used (where it was looked for, what failed); for diagnostics.
+std::string nvrtc_status();
+
+}  // namespace parir::runtime

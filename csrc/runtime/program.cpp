@@ -1,0 +1,171 @@
+#include "runtime/program.h"
+
+#include <list>
+#include <unordered_map>
+
+#include "codegen/prelude.h"
+#include "ir/error.h"
+#include "runtime/disk_cache.h"
+#include "runtime/driver.h"
+
+#ifndef PARIR_VERSION
+#define PARIR_VERSION "dev"
+#endif
+
+namespace parir::runtime {
+
+NvrtcOutput compile_cached(const std::string& source, const std::string& arch,
+                           const NvrtcOptions& base) {
+  NvrtcOptions opts = base;
+  opts.arch = arch;
+  opts.headers.emplace_back(kPreludeName, kPrelude);
+  // Everything that determines the binary goes into the key.
+  std::string key_text = fmt::format(
+      "parir {}\nnvrtc {}\narch {}\ninclude {}\nflags {}\nprelude {}\nsource {}", PARIR_VERSION,
+      nvrtc_version(), arch, fmt::join(opts.include_dirs, ";"), fmt::join(opts.extra_flags, ";"),
+      kPrelude, source);
+  std::string key = cache_key(key_text);
+  if (auto hit = cache_load(key)) {
+    NvrtcOutput out;
+    out.binary = std::move(*hit);
+    out.is_cubin = arch.rfind("sm_", 0) == 0;
+    return out;
+  }
+  NvrtcOutput out = compile_cuda(source, "parir_kernels.cu", opts);
+  cache_store(key, out.binary);
+  return out;
+}
+
+namespace {
+
+CUfunction lookup_function(const Driver& drv, CUmodule module, const std::string& name) {
+  CUfunction f = nullptr;
+  CUresult r = drv.cuModuleGetFunction(&f, module, name.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND)
+    fail("parir: the launch plan launches kernel '{}', but the CUDA source defines no "
+         "extern \"C\" __global__ function of that name",
+         name);
+  drv.check(r, "cuModuleGetFunction");
+  return f;
+}
+
+void kernel_names(const std::vector<PlanStep>& steps, std::vector<std::string>& out) {
+  for (const auto& s : steps) {
+    if (s.kind == PlanStep::Kind::Launch) out.push_back(s.kernel);
+    kernel_names(s.body, out);
+    kernel_names(s.else_body, out);
+  }
+}
+
+}  // namespace
+
+struct Program::Module {
+  CUmodule module = nullptr;
+  std::unordered_map<std::string, CUfunction> functions;
+};
+
+Program::Program(std::string cuda_source, NvrtcOptions options)
+    : source_(std::move(cuda_source)), options_(std::move(options)), plan_(parse_plan(source_)) {}
+
+Program::~Program() {
+  // Modules are not unloaded: a program may be destroyed at interpreter exit, after the CUDA
+  // context is gone, and cuModuleUnload would then fail. The driver frees them with the context.
+}
+
+const Program::Module& Program::module_for(int device, CUstream stream) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (device < 0) fail("parir: invalid device ordinal {}", device);
+  if (static_cast<int>(modules_.size()) <= device) modules_.resize(device + 1);
+  if (modules_[device]) return *modules_[device];
+
+  const Driver& drv = Driver::get();
+  if (stream) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    drv.check(drv.cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing");
+    if (status != CU_STREAM_CAPTURE_STATUS_NONE)
+      fail("parir: {}() is called for the first time on device {} while the stream is being "
+           "captured into a CUDA graph; compiling and loading its kernels is not allowed during "
+           "capture. Call it once before capturing (a warm-up run)",
+           plan_.function, device);
+  }
+  make_context_current(device);
+  auto [major, minor] = compute_capability(device);
+  NvrtcOutput bin = compile_cached(source_, choose_arch(major, minor), options_);
+  auto m = std::make_unique<Module>();
+  drv.check(drv.cuModuleLoadData(&m->module, bin.binary.data()), "cuModuleLoadData");
+  // Resolve every kernel now, so that launching needs no lock and no lookup by name.
+  std::vector<std::string> names;
+  kernel_names(plan_.steps, names);
+  for (const auto& name : names)
+    if (!m->functions.count(name)) m->functions[name] = lookup_function(drv, m->module, name);
+  modules_[device] = std::move(m);
+  return *modules_[device];
+}
+
+void Program::prepare(int device) const { module_for(device, nullptr); }
+
+void Program::launch(int device, CUstream stream, const std::vector<void*>& params) const {
+  if (params.size() != plan_.params.size())
+    fail("parir: {}() expects {} tensors, got {}", plan_.function, plan_.params.size(),
+         params.size());
+  const Module& mod = module_for(device, stream);
+  const Driver& drv = Driver::get();
+  make_context_current(device);
+  run_plan(plan_, [&](const PlanStep& step, const HostEnv& env) {
+    if (step.grid == 0) return;  // an empty parallel range: nothing to run
+    // Kernel arguments: tensor pointers and host loop variables, each passed by address.
+    std::vector<void*> ptrs;
+    std::vector<int64_t> ints;
+    ptrs.reserve(step.args.size());
+    ints.reserve(step.args.size());
+    std::vector<void*> args;
+    args.reserve(step.args.size());
+    for (const auto& a : step.args) {
+      bool found = false;
+      for (size_t i = 0; i < plan_.params.size(); ++i) {
+        if (plan_.params[i].name != a) continue;
+        ptrs.push_back(params[i]);
+        args.push_back(&ptrs.back());
+        found = true;
+        break;
+      }
+      if (found) continue;
+      auto v = env.find(a);
+      if (v == env.end())
+        fail("parir: kernel '{}' takes '{}', which is neither a parameter nor a host loop variable",
+             step.kernel, a);
+      ints.push_back(v->second);
+      args.push_back(&ints.back());
+    }
+    drv.check(drv.cuLaunchKernel(mod.functions.at(step.kernel), static_cast<unsigned>(step.grid), 1, 1,
+                                 static_cast<unsigned>(step.block), 1, 1,
+                                 static_cast<unsigned>(step.shared_bytes), stream, args.data(),
+                                 nullptr),
+              "cuLaunchKernel");
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::shared_ptr<const Program> program_for_source(const std::string& source) {
+  constexpr size_t kMaxPrograms = 256;
+  static std::mutex mutex;
+  static std::list<std::pair<std::string, std::shared_ptr<const Program>>> lru;
+  static std::unordered_map<std::string, decltype(lru)::iterator> index;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = index.find(source);
+  if (it != index.end()) {
+    lru.splice(lru.begin(), lru, it->second);
+    return it->second->second;
+  }
+  auto program = std::make_shared<const Program>(source);
+  lru.emplace_front(source, program);
+  index[source] = lru.begin();
+  if (lru.size() > kMaxPrograms) {
+    index.erase(lru.back().first);
+    lru.pop_back();
+  }
+  return program;
+}
+
+}  // namespace parir::runtime

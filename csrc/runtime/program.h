@@ -1,0 +1,59 @@
+// A compiled program at run time: CUDA source with its launch plan, compiled to a binary for
+// each GPU architecture it runs on and loaded as a module on each device.
+//
+// Torch-free: it deals in raw device pointers and CUDA streams. launch.cpp checks tensors
+// against the plan and calls Program::launch; both the eager path and the parir::launch op
+// end there.
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "codegen/launch_plan.h"
+#include "runtime/nvrtc.h"
+
+namespace parir::runtime {
+
+// Compiles `source` for `arch` through the disk cache: a hit skips NVRTC.
+NvrtcOutput compile_cached(const std::string& source, const std::string& arch,
+                           const NvrtcOptions& base = {});
+
+class Program {
+ public:
+  // Parses the launch plan; compiles nothing yet.
+  explicit Program(std::string cuda_source, NvrtcOptions options = {});
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  const std::string& source() const { return source_; }
+  const LaunchPlan& plan() const { return plan_; }
+
+  // Runs the plan on device `device` and stream `stream`. params[i] is the device pointer of
+  // plan().params[i]. Compiles and loads the module on first use on a device; that may not
+  // happen while the stream is being captured into a CUDA graph (an error says so).
+  void launch(int device, CUstream stream, const std::vector<void*>& params) const;
+
+  // Compiles and loads for `device` now (e.g. before a CUDA graph capture).
+  void prepare(int device) const;
+
+ private:
+  struct Module;
+  const Module& module_for(int device, CUstream stream) const;
+
+  std::string source_;
+  NvrtcOptions options_;
+  LaunchPlan plan_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::unique_ptr<Module>> modules_;  // by device ordinal
+};
+
+// The programs the parir::launch op has seen, by source text. Bounded: the least recently used
+// program beyond the limit is dropped (it is rebuilt from its source if it comes back).
+std::shared_ptr<const Program> program_for_source(const std::string& source);
+
+}  // namespace parir::runtime

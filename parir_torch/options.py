@@ -1,0 +1,180 @@
+"""How a call is compiled and parallelized: LoopPar, CompileOptions and their constructors."""
+
+import enum
+
+
+class CompileBackend(enum.Enum):
+    """The code generator to use. CUDA is the only backend; Auto selects it."""
+
+    Auto = "auto"
+    Cuda = "cuda"
+
+
+class LoopPar:
+    """How one labelled loop runs in parallel. Immutable: each method returns a new LoopPar.
+
+    >>> parir.threads(256).reduce().tpb(128)
+    """
+
+    __slots__ = ("_nthreads", "_reduce", "_tpb")
+
+    def __init__(self):
+        self._nthreads = None
+        self._reduce = False
+        self._tpb = 0
+
+    def _with(self, **changes):
+        p = LoopPar()
+        p._nthreads, p._reduce, p._tpb = self._nthreads, self._reduce, self._tpb
+        for k, v in changes.items():
+            setattr(p, "_" + k, v)
+        return p
+
+    def threads(self, nthreads):
+        """A LoopPar requesting `nthreads` parallel threads for the loop."""
+        if isinstance(nthreads, bool) or not isinstance(nthreads, int) or nthreads < 0:
+            raise ValueError(f"parir.threads needs a non-negative int, got {nthreads!r}")
+        return self._with(nthreads=nthreads)
+
+    def reduce(self):
+        """A LoopPar that also marks the loop as a parallel reduction."""
+        return self._with(reduce=True)
+
+    def tpb(self, tpb):
+        """A LoopPar that runs `tpb` threads per block (default 1024): a multiple of 32, at
+        most 1024."""
+        if isinstance(tpb, bool) or not isinstance(tpb, int) or tpb < 32 or tpb > 1024 or tpb % 32:
+            raise ValueError(f"threads per block must be a multiple of 32 in [32, 1024], got {tpb!r}")
+        return self._with(tpb=tpb)
+
+    @property
+    def nthreads(self):
+        return self._nthreads
+
+    @property
+    def is_reduction(self):
+        return self._reduce
+
+    @property
+    def threads_per_block(self):
+        return self._tpb or 1024
+
+    def _key(self):
+        return (self._nthreads, self._reduce, self._tpb)
+
+    def __eq__(self, other):
+        return isinstance(other, LoopPar) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        s = f"parir.threads({self._nthreads})" if self._nthreads is not None else "parir.LoopPar()"
+        if self._reduce:
+            s += ".reduce()"
+        if self._tpb:
+            s += f".tpb({self._tpb})"
+        return s
+
+
+def threads(nthreads):
+    """parir.threads(n): a LoopPar requesting n threads."""
+    return LoopPar().threads(nthreads)
+
+
+def reduce():
+    """parir.reduce(): a LoopPar marking a parallel reduction."""
+    return LoopPar().reduce()
+
+
+class CompileOptions:
+    """Options of one call, passed as `opts=`. Mutable; `parir.par(spec)` builds one.
+
+    Fields (defaults in brackets):
+      parallelize: {label: LoopPar}, the parallel specification [{}]
+      seq: run the original Python function instead of compiling [False]
+      backend: CompileBackend [Auto]
+      debug_print: print the IR after each compiler pass, with elapsed time [False]
+      write_output: when NVRTC fails, save the CUDA source to a file named in the error [False]
+      verbose_backend_resolution: explain why the CUDA backend is or is not available [False]
+      includes, libs, extra_flags: passed to NVRTC ([]; libs must stay empty: NVRTC links
+        nothing)
+      use_cuda_thread_block_clusters [False], max_thread_blocks_per_cluster [8],
+      use_cuda_graphs [False], force_int_size [None], force_float_size [None]: accepted, but a
+        value other than the default is rejected at the call until it is implemented.
+    """
+
+    def __init__(self, parallelize=None, **fields):
+        self.parallelize = dict(parallelize or {})
+        self.seq = False
+        self.backend = CompileBackend.Auto
+        self.debug_print = False
+        self.write_output = False
+        self.verbose_backend_resolution = False
+        self.use_cuda_thread_block_clusters = False
+        self.max_thread_blocks_per_cluster = 8
+        self.use_cuda_graphs = False
+        self.force_int_size = None
+        self.force_float_size = None
+        self.includes = []
+        self.libs = []
+        self.extra_flags = []
+        for k, v in fields.items():
+            if not hasattr(self, k):
+                raise TypeError(f"CompileOptions has no field {k!r}")
+            setattr(self, k, v)
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"CompileOptions({fields})"
+
+
+_NOT_YET = {
+    "use_cuda_thread_block_clusters": False,
+    "use_cuda_graphs": False,
+    "force_int_size": None,
+    "force_float_size": None,
+}
+
+
+def par(spec):
+    """parir.par({'N': parir.threads(N)}): default CompileOptions with this parallel spec."""
+    if not isinstance(spec, dict):
+        raise TypeError(f"parir.par takes a dict of label -> LoopPar, got {type(spec).__name__}")
+    return CompileOptions(parallelize=spec)
+
+
+def options_key(opts):
+    """The part of the options that determines the generated code, as a hashable value.
+    Validates the options on the way (this runs on every call, so it stays small)."""
+    spec = opts.parallelize
+    items = []
+    for label, p in spec.items():
+        if not isinstance(label, str) or not isinstance(p, LoopPar):
+            raise TypeError(
+                f"the parallel specification maps label strings to LoopPar objects "
+                f"(parir.threads(n)); got {label!r}: {p!r}")
+        if p._nthreads is None:
+            raise ValueError(f"label {label!r} maps to {p!r}, which has no thread count; "
+                             f"use parir.threads(n)")
+        items.append((label, p._key()))
+    items.sort()
+    return (tuple(items), tuple(opts.includes), tuple(opts.extra_flags))
+
+
+def check_supported(opts):
+    """Rejects option values that this version does not implement, rather than ignoring them."""
+    if not isinstance(opts, CompileOptions):
+        raise TypeError(f"opts must be a parir.CompileOptions (from parir.par(...)), "
+                        f"got {type(opts).__name__}")
+    for name, default in _NOT_YET.items():
+        if getattr(opts, name) != default:
+            from . import ParirError
+            raise ParirError(f"CompileOptions.{name}={getattr(opts, name)!r} is not supported "
+                             f"in this version of parir-torch")
+    if opts.libs:
+        from . import ParirError
+        raise ParirError("CompileOptions.libs is not supported: NVRTC compiles a single "
+                         "translation unit and links no libraries")
+    if opts.backend not in (CompileBackend.Auto, CompileBackend.Cuda):
+        raise ValueError(f"unknown backend {opts.backend!r}")

@@ -1,0 +1,65 @@
+// The launch plan: printing, parsing back, and running.
+#include <gtest/gtest.h>
+
+#include "codegen/launch_plan.h"
+#include "passes/simplify.h"
+
+namespace parir {
+namespace {
+
+const char* kSource = R"(#include "parir.h"
+extern "C" __global__ void jacobi_0(float* A, const float* B) {}
+//@ parir.plan jacobi
+//@ param A float32[100, 100] strides(100, 1) inout
+//@ param B float32[100, 100] strides(100, 1) in
+//@ for t in range(1, 10, 2):
+//@   if t % 3 == 0 or t > (8 - 1):
+//@     launch jacobi_0 grid(98) block(128) (A, B, t)
+//@   else:
+//@     launch jacobi_1 grid(7) block(32) shared(256) (B, A)
+)";
+
+TEST(LaunchPlan, ParsesAndRoundTrips) {
+  LaunchPlan plan = parse_plan(kSource);
+  EXPECT_EQ(plan.function, "jacobi");
+  ASSERT_EQ(plan.params.size(), 2u);
+  EXPECT_TRUE(plan.params[0].written);
+  EXPECT_FALSE(plan.params[1].written);
+  EXPECT_EQ(plan.params[1].type.shape, (std::vector<int64_t>{100, 100}));
+  LaunchPlan again = parse_plan(print_plan(plan));
+  EXPECT_EQ(print_plan(again), print_plan(plan));
+}
+
+TEST(LaunchPlan, RunsLoopsAndConditions) {
+  LaunchPlan plan = parse_plan(kSource);
+  std::vector<std::string> launches;
+  run_plan(plan, [&](const PlanStep& s, const HostEnv& env) {
+    launches.push_back(fmt::format("{}@{}", s.kernel, env.at("t")));
+  });
+  // t = 1, 3, 5, 7, 9: t % 3 == 0 for 3 and 9, t > 7 for 9.
+  EXPECT_EQ(launches, (std::vector<std::string>{"jacobi_1@1", "jacobi_0@3", "jacobi_1@5",
+                                                "jacobi_1@7", "jacobi_0@9"}));
+}
+
+TEST(LaunchPlan, MalformedLinesNameTheirLine) {
+  std::string bad = std::string(kSource) + "//@ launch broken grid(x) block(1) ()\n";
+  try {
+    parse_plan(bad);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 11"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_plan("int x;"), Error);
+}
+
+TEST(HostExpressions, FollowPythonDivision) {
+  EXPECT_EQ(floor_div(-7, 2), -4);
+  EXPECT_EQ(floor_mod(-7, 2), 1);
+  EXPECT_EQ(floor_mod(7, -2), -1);
+  HostEnv env{{"n", -7}};
+  Type i64{ScalarType::I64, false};
+  EXPECT_EQ(eval_host_expr(binary(BinaryOp::FloorDiv, var("n", {}, i64), int_imm(2, {}, i64), {}, i64), env), -4);
+}
+
+}  // namespace
+}  // namespace parir

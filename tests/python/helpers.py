@@ -1,0 +1,23 @@
+import torch
+
+import parir_torch as parir
+
+
+def check_close(actual, expected, what=""):
+    """Compares a parir output with its reference (computed in float64 or exactly)."""
+    a = actual.detach().cpu()
+    e = expected.detach().cpu()
+    assert a.shape == e.shape, f"{what}: shape {tuple(a.shape)} != {tuple(e.shape)}"
+    if a.dtype == torch.bool or not a.dtype.is_floating_point:
+        mismatch = (a.to(torch.int64) != e.to(torch.int64)).nonzero()
+        assert mismatch.numel() == 0, (
+            f"{what}: {mismatch.shape[0]} wrong elements, first at {mismatch[0].tolist()}: "
+            f"{a[tuple(mismatch[0])].item()} != {e[tuple(mismatch[0])].item()}")
+        return
+    assert not torch.isnan(a).any(), f"{what}: NaN in output (an element was not written)"
+    rtol, atol = (1e-5, 1e-4) if a.dtype == torch.float32 else (1e-11, 1e-11)
+    torch.testing.assert_close(a.double(), e.double(), rtol=rtol, atol=atol, msg=what)
+
+
+def run_case(case):
+    case["fn"](*case["args"], opts=parir.par(case["spec"]))
