@@ -45,7 +45,7 @@ from .builtins import (  # noqa: E402
     abs, atan2, bfloat16, cos, exp, float16, float32, float64, gpu, inf, int8, int16, int32,
     int64, label, log, max, min, sin, sqrt, tanh, uint8, uint16, uint32, uint64)
 from .builtins import bool_ as _bool  # noqa: E402
-from .jit import JitFunction, ParirError, backend_status, jit  # noqa: E402
+from .jit_function import JitFunction, ParirError, backend_status, jit  # noqa: E402
 from .options import (  # noqa: E402
     CompileBackend, CompileOptions, LoopPar, par, reduce, threads)
 from .compile import clear_cache, print_compiled  # noqa: E402

@@ -1,7 +1,7 @@
 """Compiling without calling: print_compiled, and clearing the caches."""
 
 from . import _C
-from .jit import _ALL_FUNCTIONS, JitFunction, _convert, compile_source
+from .jit_function import _ALL_FUNCTIONS, JitFunction, _convert, compile_source
 from .options import CompileOptions, check_supported
 
 

@@ -1,7 +1,6 @@
 #include "codegen/launch_plan.h"
 
 #include <cctype>
-#include <sstream>
 
 #include "passes/simplify.h"
 
@@ -223,15 +222,32 @@ std::string group(const Line& l, const std::string& text, size_t& pos, const std
   return text.substr(open + word.size() + 1, close - open - word.size() - 1);
 }
 
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t end = s.find(sep, start);
+    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
+}
+
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (auto& item : split(s, ',')) {
     item = trim(item);
     if (!item.empty()) out.push_back(item);
   }
   return out;
+}
+
+// The first word of `s` (up to a space) and the rest after it.
+std::pair<std::string, std::string> first_word(const std::string& s) {
+  std::string t = trim(s);
+  size_t sp = t.find(' ');
+  if (sp == std::string::npos) return {t, ""};
+  return {t.substr(0, sp), trim(t.substr(sp + 1))};
 }
 
 int64_t to_int(const Line& l, const std::string& s) {
@@ -248,11 +264,8 @@ int64_t to_int(const Line& l, const std::string& s) {
 PlanParam parse_param(const Line& l) {
   // param NAME TYPE[d0, d1] strides(s0, s1) in|inout
   PlanParam p;
-  std::stringstream ss(l.text.substr(6));
-  ss >> p.name;
-  std::string rest;
-  std::getline(ss, rest);
-  rest = trim(rest);
+  auto [name, rest] = first_word(l.text.substr(6));
+  p.name = name;
   size_t lb = rest.find('['), rb = rest.find(']');
   if (p.name.empty() || lb == std::string::npos || rb == std::string::npos)
     bad(l, "expected 'param NAME TYPE[SHAPE] strides(...) in|inout'");
@@ -275,8 +288,7 @@ PlanStep parse_launch(const Line& l) {
   // launch NAME grid(G) block(B) [shared(S)] (args)
   PlanStep s;
   s.kind = PlanStep::Kind::Launch;
-  std::stringstream ss(l.text.substr(7));
-  ss >> s.kernel;
+  s.kernel = first_word(l.text.substr(7)).first;
   size_t pos = l.text.find(s.kernel) + s.kernel.size();
   s.grid = to_int(l, trim(group(l, l.text, pos, "grid")));
   s.block = to_int(l, trim(group(l, l.text, pos, "block")));
@@ -370,11 +382,9 @@ class StepParser {
 LaunchPlan parse_plan(const std::string& source) {
   LaunchPlan plan;
   std::vector<Line> steps;
-  std::stringstream ss(source);
-  std::string raw;
   int number = 0;
   bool header = false;
-  while (std::getline(ss, raw)) {
+  for (const std::string& raw : split(source, '\n')) {
     ++number;
     if (raw.rfind("//@", 0) != 0) continue;
     std::string body = raw.substr(3);

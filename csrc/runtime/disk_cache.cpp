@@ -3,12 +3,12 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <c10/util/hash.h>
+#include "runtime/sha256.h"
 
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <cstdio>
 #include <iterator>
 #include <random>
 #include <vector>
@@ -20,18 +20,16 @@ namespace fs = std::filesystem;
 namespace parir::runtime {
 namespace {
 
-// Entry layout: the magic line, the payload's length in decimal and its SHA-1 in hex (a line
+// Entry layout: the magic line, the payload's length in decimal and its SHA-256 in hex (a line
 // each), then the payload's bytes.
-constexpr char kMagic[] = "PARIRC1\n";
+constexpr char kMagic[] = "PARIRC2\n";
 constexpr size_t kMagicSize = sizeof(kMagic) - 1;
 constexpr char kSuffix[] = ".bin";
-constexpr size_t kDigestSize = 40;  // hex SHA-1
-
-std::string sha1_hex(const std::string& s) { return c10::sha1(s).str(); }
+constexpr size_t kDigestSize = 64;  // hex SHA-256
 
 fs::path entry_path(const std::string& key) { return fs::path(cache_root()) / (key + kSuffix); }
 
-// "<40 hex digits>.bin", or a temporary file of one: cache_clear removes only these, so a root
+// "<64 hex digits>.bin", or a temporary file of one: cache_clear removes only these, so a root
 // pointed at a directory that holds other files loses none of them.
 bool is_entry_name(const std::string& name) {
   if (name.size() < kDigestSize + 4) return false;
@@ -51,7 +49,7 @@ std::optional<std::string> parse_entry(const std::string& data) {
   std::string digest = data.substr(length_end + 1, digest_end - length_end - 1);
   std::string payload = data.substr(digest_end + 1);
   // Comparing the length's text rather than parsing it leaves nothing to overflow.
-  if (length != std::to_string(payload.size()) || digest != sha1_hex(payload))
+  if (length != std::to_string(payload.size()) || digest != sha256_hex(payload))
     return std::nullopt;
   return payload;
 }
@@ -72,15 +70,40 @@ std::string cache_root() {
   return (fs::temp_directory_path() / fmt::format("parir_torch-{}", getuid())).string();
 }
 
-std::string cache_key(const std::string& key_text) { return sha1_hex(key_text); }
+std::string cache_key(const std::string& key_text) { return sha256_hex(key_text); }
+
+namespace {
+
+// C stdio rather than iostreams: the extension may be linked against a private static
+// libstdc++ (some toolchains do that), whose iostream locale facets then clash with the
+// process's shared libstdc++; plain byte I/O has no such state.
+std::optional<std::string> read_file(const fs::path& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return std::nullopt;
+  std::string data;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
+  bool ok = !std::ferror(f);
+  std::fclose(f);
+  if (!ok) return std::nullopt;
+  return data;
+}
+
+bool write_file(const fs::path& path, const std::string& data) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return false;
+  bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  return std::fclose(f) == 0 && ok;
+}
+
+}  // namespace
 
 std::optional<std::string> cache_load(const std::string& key) {
   try {
-    std::ifstream in(entry_path(key), std::ios::binary);
-    if (!in) return std::nullopt;
-    std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    if (in.bad()) return std::nullopt;
-    return parse_entry(data);
+    std::optional<std::string> data = read_file(entry_path(key));
+    if (!data) return std::nullopt;
+    return parse_entry(*data);
   } catch (const std::exception&) {
     return std::nullopt;  // an unreadable entry is a miss, like a missing one
   }
@@ -97,12 +120,11 @@ void cache_store(const std::string& key, const std::string& payload) {
     static thread_local std::mt19937_64 rng{std::random_device{}()};
     fs::path tmp = path;
     tmp += fmt::format(".tmp.{}.{:016x}", getpid(), rng());
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << kMagic << payload.size() << '\n' << sha1_hex(payload) << '\n';
-    out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-    out.close();  // before the rename, and so that a failed flush shows in fail()
-    if (!out.fail()) fs::rename(tmp, path, ec);
-    if (out.fail() || ec) fs::remove(tmp, ec);
+    std::string entry = fmt::format("{}{}\n{}\n", kMagic, payload.size(), sha256_hex(payload));
+    entry += payload;
+    bool written = write_file(tmp, entry);
+    if (written) fs::rename(tmp, path, ec);
+    if (!written || ec) fs::remove(tmp, ec);
   } catch (const std::exception&) {
     // Best effort, as documented: the caller has the binary either way.
   }

@@ -59,7 +59,8 @@ void check_tensor(const std::string& fn, const PlanParam& p, const at::Tensor& t
   if (!same)
     fail("parir: {}(): argument '{}' has shape {} and strides {}, but the kernel was compiled "
          "for shape [{}] and strides [{}]",
-         fn, p.name, c10::str(t.sizes()), c10::str(t.strides()),
+         fn, p.name, fmt::format("[{}]", fmt::join(t.sizes(), ", ")),
+         fmt::format("[{}]", fmt::join(t.strides(), ", ")),
          fmt::join(p.type.shape, ", "), fmt::join(p.type.strides, ", "));
 }
 

@@ -97,7 +97,7 @@ def test_side_stream_and_views(rng):
 def test_repeated_call_uses_memory_cache(rng, monkeypatch):
     case = case_axpy(100, rng, "cuda")
     run_case(case)
-    import parir_torch.jit as jitmod
+    import parir_torch.jit_function as jitmod
 
     compiles = []
     real = jitmod._C.compile
