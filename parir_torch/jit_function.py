@@ -88,7 +88,7 @@ def _convert(fn):
 def _arg_key(name, a):
     """The specialization key of one argument: what the generated code depends on."""
     if isinstance(a, torch.Tensor):
-        return (a.dtype, a.shape, a.stride(), a.device.type)
+        return (a.dtype, a.shape, a.stride(), a.is_cuda)
     t = type(a)
     if t is int or t is float or t is bool:
         return (t, a)
@@ -139,7 +139,7 @@ class _Compiled:
         self.ins = [index[n] for n, written in program.params if not written]
 
     def launch(self, args):
-        self.program.launch([args[i] for i in self.outs], [args[i] for i in self.ins])
+        self.program.launch_args(args, self.outs, self.ins)
 
 
 def compile_source(fn_ir, args, opts, debug=False, require_cuda=True):
@@ -199,13 +199,11 @@ class JitFunction:
         if seq or opts.seq:
             return self.fn(*args)
         # The hot path: build the key, find the compiled program, launch.
+        key = (options_key(opts), *[_arg_key(n, a) for n, a in zip(self._names, args)])
         try:
-            key = (options_key(opts),) + tuple(
-                _arg_key(n, a) for n, a in zip(self._names, args))
-        except TypeError:  # an unhashable argument: let the slow path explain
-            key = None
-        compiled = self._cache.get(key) if key is not None and len(args) == len(self._names) \
-            else None
+            compiled = self._cache.get(key) if len(args) == len(self._names) else None
+        except TypeError:  # an unhashable option or argument: the slow path explains
+            key = compiled = None
         if compiled is None or debug:
             compiled = self._compile(args, opts, debug, key)
         try:

@@ -145,11 +145,15 @@ def par(spec):
 
 
 def options_key(opts):
-    """The part of the options that determines the generated code, as a hashable value.
-    Validates the options on the way (this runs on every call, so it stays small)."""
-    spec = opts.parallelize
-    items = []
-    for label, p in spec.items():
+    """The part of the options that determines the generated code, as a hashable value. This
+    runs on every call, so it only collects: the entries are validated when compiling
+    (validate_parallel_spec). Insertion order is part of the key; two orders of one spec only
+    cost a second cache entry."""
+    return (tuple(opts.parallelize.items()), tuple(opts.includes), tuple(opts.extra_flags))
+
+
+def validate_parallel_spec(opts):
+    for label, p in opts.parallelize.items():
         if not isinstance(label, str) or not isinstance(p, LoopPar):
             raise TypeError(
                 f"the parallel specification maps label strings to LoopPar objects "
@@ -157,9 +161,6 @@ def options_key(opts):
         if p._nthreads is None:
             raise ValueError(f"label {label!r} maps to {p!r}, which has no thread count; "
                              f"use parir.threads(n)")
-        items.append((label, p._key()))
-    items.sort()
-    return (tuple(items), tuple(opts.includes), tuple(opts.extra_flags))
 
 
 def check_supported(opts):
@@ -178,3 +179,4 @@ def check_supported(opts):
                          "translation unit and links no libraries")
     if opts.backend not in (CompileBackend.Auto, CompileBackend.Cuda):
         raise ValueError(f"unknown backend {opts.backend!r}")
+    validate_parallel_spec(opts)

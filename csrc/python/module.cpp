@@ -122,6 +122,21 @@ PYBIND11_MODULE(_C, m) {
                              })
       .def("launch", &runtime::launch_on_tensors, py::arg("outs"), py::arg("ins"),
            "Runs the program on the tensors (written ones first), on the current stream.")
+      .def(
+          "launch_args",
+          [](const runtime::Program& p, const py::tuple& args, const std::vector<int>& outs,
+             const std::vector<int>& ins) {
+            // The eager call path: the call's arguments and which of them the plan writes and
+            // reads, so that Python builds no lists per call.
+            auto pick = [&](const std::vector<int>& idx) {
+              std::vector<at::Tensor> ts;
+              ts.reserve(idx.size());
+              for (int i : idx) ts.push_back(args[i].cast<at::Tensor>());
+              return ts;
+            };
+            runtime::launch_on_tensors(p, pick(outs), pick(ins));
+          },
+          py::arg("args"), py::arg("outs"), py::arg("ins"))
       .def("prepare", &runtime::Program::prepare, py::arg("device"),
            py::call_guard<py::gil_scoped_release>());
 
