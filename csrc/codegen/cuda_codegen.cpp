@@ -101,6 +101,11 @@ class KernelPrinter {
   int indent_ = 0;
   int depth_ = 0;  // enclosing parallel levels
   int last_line_ = -1;
+  std::set<std::string> internal_;  // names the compiler made: printed as they are
+
+  std::string name(const std::string& n) const {
+    return internal_.count(n) ? n : cuda_identifier(n);
+  }
 
   void line(const std::string& text) {
     out_ += std::string(indent_ * 2, ' ') + text + "\n";
@@ -260,14 +265,76 @@ class KernelPrinter {
     const ParLevel& level = k_.levels.at(depth_);
     std::string worker = level.threads ? "parir_t" : fmt::format("parir_b{}", depth_);
     std::string labels = fmt::format("{}", fmt::join(f.labels, "', '"));
-    line(fmt::format("// label '{}': parallel over {} {}", labels, level.count,
+    const Reduction* r = f.reduction.get();
+    line(fmt::format("// label '{}': parallel {}over {} {}", labels,
+                     r ? fmt::format("reduction ({}) ", python_name(r->op)) : "", level.count,
                      level.threads ? "threads" : "blocks"));
+    if (r) {
+      line("{");
+      ++indent_;
+      internal_.insert(r->acc);
+      line(fmt::format("{} {} = {}::identity<{}>();", cuda_name(r->acc_type.scalar), r->acc,
+                       op_struct(r->op), cuda_name(r->acc_type.scalar)));
+    }
     loop_header(f.var, f.lo, f.hi, f.step, worker, fmt::format("{}L", level.count));
     ++depth_;
     block(f.body);
     --depth_;
     line("}");
+    if (r) {
+      reduction_result(*r);
+      --indent_;
+      line("}");
+    }
     if (level.threads && depth_ > 0 && at_block_level()) line("__syncthreads();");
+  }
+
+  static std::string op_struct(ReduceOp op) {
+    switch (op) {
+      case ReduceOp::Sum:
+        return "parir::Sum";
+      case ReduceOp::Prod:
+        return "parir::Prod";
+      case ReduceOp::Min:
+        return "parir::Min";
+      case ReduceOp::Max:
+        return "parir::Max";
+    }
+    return "?";
+  }
+
+  // The threads' accumulators are combined across the block, then into the target: by every
+  // thread for a local (they all hold the same value), by one thread per block for a tensor
+  // element, atomically when the loop spans several blocks.
+  void reduction_result(const Reduction& r) {
+    const std::string& acc = r.acc;
+    line(fmt::format("{} = parir::block_reduce({}, {}());", acc, acc, op_struct(r.op)));
+    Type t = r.target->type;
+    ExprPtr acc_in_t = var(r.acc, r.target->loc, r.acc_type);
+    if (r.acc_type.scalar != t.scalar) acc_in_t = std::make_shared<Cast>(acc_in_t, t, r.target->loc);
+    bool tensor = r.target->as<Load>() != nullptr;
+    if (tensor && k_.inner_blocks > 1) {
+      line(fmt::format("if (threadIdx.x == 0) parir::atomic_combine({}(), &{}, {});",
+                       op_struct(r.op), expr(r.target), expr(acc_in_t)));
+      return;
+    }
+    ExprPtr combined;
+    switch (r.op) {
+      case ReduceOp::Sum:
+        combined = binary(BinaryOp::Add, r.target, acc_in_t, r.target->loc, t);
+        break;
+      case ReduceOp::Prod:
+        combined = binary(BinaryOp::Mul, r.target, acc_in_t, r.target->loc, t);
+        break;
+      case ReduceOp::Min:
+      case ReduceOp::Max:
+        combined = std::make_shared<Call>(r.op == ReduceOp::Min ? Builtin::Min : Builtin::Max,
+                                          std::vector<ExprPtr>{r.target, acc_in_t}, t,
+                                          r.target->loc);
+        break;
+    }
+    std::string text = fmt::format("{} = {};", expr(r.target), expr(combined));
+    line(tensor ? "if (threadIdx.x == 0) " + text : text);
   }
 
   // ----- expressions ----------------------------------------------------------------------
@@ -289,7 +356,7 @@ class KernelPrinter {
       case ExprKind::BoolImm:
         return e->as<BoolImm>()->value ? "true" : "false";
       case ExprKind::Var:
-        return cuda_identifier(e->as<Var>()->name);
+        return name(e->as<Var>()->name);
       case ExprKind::Load:
         return load(*e->as<Load>());
       case ExprKind::Unary: {

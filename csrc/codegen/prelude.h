@@ -105,6 +105,102 @@ PARIR_FN int64_t trip_count(int64_t lo, int64_t hi, int64_t step) {
   return lo > hi ? (lo - hi - step - 1) / -step : 0;
 }
 
+// ----- parallel reductions ---------------------------------------------------------------
+
+template <typename T> PARIR_FN T highest();
+template <typename T> PARIR_FN T lowest();
+#define PARIR_LIMITS(T, lo, hi)                                         \
+  template <> __device__ __forceinline__ T lowest<T>() { return lo; }  \
+  template <> __device__ __forceinline__ T highest<T>() { return hi; }
+PARIR_LIMITS(int32_t, -2147483647 - 1, 2147483647)
+PARIR_LIMITS(int64_t, -9223372036854775807L - 1, 9223372036854775807L)
+PARIR_LIMITS(uint32_t, 0U, 4294967295U)
+PARIR_LIMITS(uint64_t, 0UL, 18446744073709551615UL)
+PARIR_LIMITS(float, -inf<float>(), inf<float>())
+PARIR_LIMITS(double, -inf<double>(), inf<double>())
+#undef PARIR_LIMITS
+
+// The combining operations, each with its identity.
+struct Sum {
+  template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
+  template <typename T> __device__ static T identity() { return T(0); }
+};
+struct Prod {
+  template <typename T> __device__ T operator()(T a, T b) const { return a * b; }
+  template <typename T> __device__ static T identity() { return T(1); }
+};
+struct Min {
+  template <typename T> __device__ T operator()(T a, T b) const { return parir::min(a, b); }
+  template <typename T> __device__ static T identity() { return highest<T>(); }
+};
+struct Max {
+  template <typename T> __device__ T operator()(T a, T b) const { return parir::max(a, b); }
+  template <typename T> __device__ static T identity() { return lowest<T>(); }
+};
+
+// Combines `v` over the threads of the block (blockDim.x a multiple of 32): within each warp by
+// shuffles, then across warps through shared memory. Every thread gets the result. All threads
+// of the block must call it.
+template <typename T, typename Op> PARIR_FN T block_reduce(T v, Op op) {
+  __shared__ T partial[32];
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // an earlier block_reduce on T may still be reading `partial`
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  v = lane < (int)((blockDim.x + 31) >> 5) ? partial[lane] : Op::template identity<T>();
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// *p = op(*p, v) atomically, for reductions that span several blocks.
+template <typename T, typename U> PARIR_FN T bit_cast(U u) {
+  union { U u; T t; } x;
+  x.u = u;
+  return x.t;
+}
+template <int Bytes> struct uint_of_size;
+template <> struct uint_of_size<4> { typedef unsigned int type; };
+template <> struct uint_of_size<8> { typedef unsigned long long type; };
+template <typename T, typename Op> PARIR_FN void atomic_cas(T* p, T v, Op op) {
+  typedef typename uint_of_size<sizeof(T)>::type U;
+  U* up = reinterpret_cast<U*>(p);
+  U old = *up, assumed;
+  do {
+    assumed = old;
+    old = atomicCAS(up, assumed, bit_cast<U>(op(bit_cast<T>(assumed), v)));
+  } while (old != assumed);
+}
+template <typename T, typename Op> PARIR_FN void atomic_combine(Op op, T* p, T v) {
+  atomic_cas(p, v, op);
+}
+PARIR_FN void atomic_combine(Sum, float* p, float v) { atomicAdd(p, v); }
+PARIR_FN void atomic_combine(Sum, double* p, double v) { atomicAdd(p, v); }
+PARIR_FN void atomic_combine(Sum, int32_t* p, int32_t v) { atomicAdd(p, v); }
+PARIR_FN void atomic_combine(Sum, uint32_t* p, uint32_t v) { atomicAdd(p, v); }
+PARIR_FN void atomic_combine(Sum, int64_t* p, int64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+}
+PARIR_FN void atomic_combine(Sum, uint64_t* p, uint64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+}
+PARIR_FN void atomic_combine(Min, int32_t* p, int32_t v) { atomicMin(p, v); }
+PARIR_FN void atomic_combine(Max, int32_t* p, int32_t v) { atomicMax(p, v); }
+PARIR_FN void atomic_combine(Min, uint32_t* p, uint32_t v) { atomicMin(p, v); }
+PARIR_FN void atomic_combine(Max, uint32_t* p, uint32_t v) { atomicMax(p, v); }
+PARIR_FN void atomic_combine(Min, int64_t* p, int64_t v) {
+  atomicMin(reinterpret_cast<long long*>(p), (long long)v);
+}
+PARIR_FN void atomic_combine(Max, int64_t* p, int64_t v) {
+  atomicMax(reinterpret_cast<long long*>(p), (long long)v);
+}
+PARIR_FN void atomic_combine(Min, uint64_t* p, uint64_t v) {
+  atomicMin(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+}
+PARIR_FN void atomic_combine(Max, uint64_t* p, uint64_t v) {
+  atomicMax(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+}
+
 #undef PARIR_FN
 
 }  // namespace parir

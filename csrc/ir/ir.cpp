@@ -57,6 +57,20 @@ std::optional<Builtin> builtin_from_name(const std::string& name) {
   return std::nullopt;
 }
 
+const char* python_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Prod:
+      return "prod";
+    case ReduceOp::Min:
+      return "min";
+    case ReduceOp::Max:
+      return "max";
+  }
+  return "?";
+}
+
 ExprPtr int_imm(int64_t v, Loc l, Type t) { return std::make_shared<IntImm>(v, t, l); }
 ExprPtr float_imm(double v, Loc l, Type t) { return std::make_shared<FloatImm>(v, t, l); }
 ExprPtr bool_imm(bool v, Loc l) { return std::make_shared<BoolImm>(v, l); }
@@ -142,9 +156,12 @@ void stmt_text(const StmtNode& s, int indent, std::string& out) {
     }
     case StmtKind::For: {
       const auto& n = static_cast<const For&>(s);
+      std::string note = n.par ? "  # " + par_text(*n.par) : "";
+      if (n.reduction)
+        note += fmt::format("; {} = {}({} over the loop)", expr_text(*n.reduction->target),
+                            python_name(n.reduction->op), n.reduction->acc);
       out += fmt::format("{}for {} in range({}, {}, {}):{}\n", pad, n.var, expr_text(*n.lo),
-                         expr_text(*n.hi), expr_text(*n.step),
-                         n.par ? "  # " + par_text(*n.par) : "");
+                         expr_text(*n.hi), expr_text(*n.step), note);
       body_text(n.body, indent + 1, out);
       break;
     }

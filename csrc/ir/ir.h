@@ -225,6 +225,22 @@ struct LoopPar {
   }
 };
 
+// The combining operation of a parallel reduction.
+enum class ReduceOp : uint8_t { Sum, Prod, Min, Max };
+const char* python_name(ReduceOp op);  // "sum", "prod", "min", "max"
+
+// A reduction loop (a For whose LoopPar has .reduce()), as detect_reductions finds it: every
+// iteration combines a value into `target` with `op`. In the loop body the target is replaced
+// by the accumulator `acc`, a per-thread variable of type `acc_type` that starts at the op's
+// identity; after the loop the threads' accumulators are combined and then combined into the
+// target (a local, or a tensor element that does not depend on the loop).
+struct Reduction {
+  ReduceOp op;
+  std::string acc;
+  Type acc_type;
+  ExprPtr target;
+};
+
 struct StmtNode;
 using StmtPtr = std::shared_ptr<const StmtNode>;
 using Body = std::vector<StmtPtr>;
@@ -260,15 +276,18 @@ struct For : StmtNode {
   ExprPtr lo, hi, step;
   Body body;
   std::optional<LoopPar> par;  // set by apply_parallel_spec for labelled loops in the spec
+  std::shared_ptr<const Reduction> reduction;  // set by detect_reductions for reduce loops
   For(std::string v, ExprPtr lo_, ExprPtr hi_, ExprPtr st, Body b, Loc l,
-      std::vector<std::string> lb = {}, std::optional<LoopPar> p = std::nullopt)
+      std::vector<std::string> lb = {}, std::optional<LoopPar> p = std::nullopt,
+      std::shared_ptr<const Reduction> r = nullptr)
       : StmtNode(static_kind, l, std::move(lb)),
         var(std::move(v)),
         lo(std::move(lo_)),
         hi(std::move(hi_)),
         step(std::move(st)),
         body(std::move(b)),
-        par(p) {}
+        par(p),
+        reduction(std::move(r)) {}
 };
 
 struct While : StmtNode {

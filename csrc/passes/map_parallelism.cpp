@@ -86,6 +86,7 @@ class KernelScan : public IRVisitor {
   void visit_node(const Assign* n) override {
     visit(n->value);
     if (auto v = n->target->as<Var>()) {
+      if (loop_vars_.count(v->name)) return;  // a reduction's accumulator
       assigned_.insert(v->name);
       if (!assigned_in_loop_.empty()) assigned_in_loop_.back().insert(v->name);
       escaped_.erase(v->name);
@@ -109,6 +110,7 @@ class KernelScan : public IRVisitor {
     visit(n->hi);
     visit(n->step);
     ++loop_vars_[n->var];
+    if (n->reduction) ++loop_vars_[n->reduction->acc];  // declared by the code generator
     if (n->par) {
       ++depth_;
       assigned_in_loop_.emplace_back();
@@ -124,7 +126,40 @@ class KernelScan : public IRVisitor {
         if (!assigned_in_loop_.empty()) assigned_in_loop_.back().insert(name);
       }
     }
+    if (n->reduction) {
+      if (--loop_vars_[n->reduction->acc] == 0) loop_vars_.erase(n->reduction->acc);
+      reduction_result(*n);
+    }
     if (--loop_vars_[n->var] == 0) loop_vars_.erase(n->var);
+  }
+
+  // After a reduction loop its result is combined into the target, outside the loop: one
+  // thread per block writes a tensor target (with an atomic when the loop spans several
+  // blocks); every thread of the block updates a local target with the same value.
+  void reduction_result(const For& n) {
+    const ExprPtr& target = n.reduction->target;
+    if (auto v = target->as<Var>()) {
+      visit(target);
+      if (k_.inner_blocks > 1)
+        prog_.error(n.loc, fmt::format("the reduction into local '{}' runs on {} blocks, which "
+                                       "cannot combine their results into a local; use at most "
+                                       "{} threads, or reduce into a tensor element",
+                                       v->name, k_.inner_blocks, k_.tpb));
+      assigned_.insert(v->name);
+      escaped_.erase(v->name);
+      return;
+    }
+    auto t = target->as<Load>();
+    for (const auto& i : t->indices) visit(i);
+    tensors.insert(t->tensor);
+    written.insert(t->tensor);
+    if (k_.inner_blocks > 1 && size_in_bytes(prog_.tensors.at(t->tensor).elem) < 4)
+      prog_.error(n.loc, fmt::format("the reduction into '{}' ({}) runs on {} blocks, which "
+                                     "combine with atomic operations, and CUDA has none for "
+                                     "{}-byte elements; use at most {} threads or a wider dtype",
+                                     t->tensor, python_name(prog_.tensors.at(t->tensor).elem),
+                                     k_.inner_blocks, size_in_bytes(prog_.tensors.at(t->tensor).elem),
+                                     k_.tpb));
   }
 };
 
@@ -147,10 +182,6 @@ void map_kernel(const Program& prog, Kernel& k) {
   for (const auto& level : uses)
     for (const auto& u : level) {
       if (!u.loop) continue;
-      if (u.loop->par->reduce)
-        prog.error(u.loop->loc, "parallel reductions (.reduce()) are not supported yet; run this "
-                                "loop sequentially or give each parallel iteration its own "
-                                "output element");
       int64_t t = u.loop->par->tpb;
       if (t == 0) continue;
       if (tpb && t != tpb)
@@ -179,6 +210,11 @@ void map_kernel(const Program& prog, Kernel& k) {
                              "must request the same number of threads",
                              u.count, uses[d][0].loop->loc.line, uses[d][0].count));
     }
+    for (const auto& u : uses[d])
+      if (u.loop && u.loop->reduction && !(has_threads && innermost))
+        prog.error(u.loop->loc, "this reduction loop maps to thread blocks because other "
+                                "parallel loops at its depth contain parallel loops; a "
+                                "reduction must be an innermost parallel loop");
     ParLevel level{count, has_threads && innermost};
     k.levels.push_back(level);
   }
@@ -188,6 +224,9 @@ void map_kernel(const Program& prog, Kernel& k) {
     inner.count = round_up(inner.count, 32);
     k.tpb = std::max<int64_t>(32, std::min(inner.count, tpb));
     k.inner_blocks = (inner.count + k.tpb - 1) / k.tpb;
+    // Every launched thread takes part: a loop over blocks has a whole number of blocks' worth
+    // of threads, else the last block's extra threads would repeat other threads' iterations.
+    inner.count = k.inner_blocks * k.tpb;
   } else {
     k.tpb = 1;
     k.inner_blocks = 1;

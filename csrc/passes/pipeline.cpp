@@ -4,6 +4,7 @@
 
 #include "codegen/cuda_codegen.h"
 #include "passes/apply_parallel_spec.h"
+#include "passes/detect_reductions.h"
 #include "passes/infer_types.h"
 #include "passes/map_parallelism.h"
 #include "passes/simplify.h"
@@ -72,6 +73,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Fold the constants that specialization exposed.
   simplify(prog);
   log.after("simplify", dump(prog));
+
+  // Reduction loops get their target and operation; their bodies accumulate per thread.
+  detect_reductions(prog);
+  log.after("detect_reductions", dump(prog));
 
   // Outermost parallel loops become kernels; the code around them becomes the launch plan.
   Lowered lowered = split_host_device(prog);

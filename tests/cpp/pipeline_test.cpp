@@ -45,7 +45,7 @@ TEST(Pipeline, SumRowsGeneratesOneKernelAndPlan) {
 TEST(Pipeline, ThreadsRoundUpAndSpreadOverBlocks) {
   CompileResult r = compile(sum_rows(), sum_rows_args(5000, 3), par({{"N", 5000}}));
   EXPECT_NE(r.cuda.find("grid(5) block(1024)"), std::string::npos) << r.cuda;
-  EXPECT_NE(r.cuda.find("i += 5024L"), std::string::npos) << r.cuda;
+  EXPECT_NE(r.cuda.find("i += 5120L"), std::string::npos) << r.cuda;
 }
 
 TEST(Pipeline, DebugLogHasEveryPass) {

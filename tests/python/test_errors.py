@@ -216,16 +216,6 @@ def test_sibling_loops_with_different_thread_counts():
            r"for 2048")
 
 
-def test_reduction_is_reported_as_not_yet_supported():
-    def f(x, y, N):
-        parir.label("i")
-        for i in range(N):
-            y[0] += x[i]
-
-    expect(f, [x10(), x10(), 10], {"i": parir.threads(10).reduce()},
-           r"parallel reductions \(\.reduce\(\)\) are not supported yet")
-
-
 def test_bad_arguments_are_named():
     def f(x, N):
         parir.label("i")

@@ -1,0 +1,224 @@
+#include "passes/detect_reductions.h"
+
+#include <set>
+
+#include "ir/visitor.h"
+
+namespace parir {
+namespace {
+
+ExprPtr strip_casts(const ExprPtr& e) {
+  const ExprNode* n = e.get();
+  ExprPtr cur = e;
+  while (auto c = n->as<Cast>()) {
+    cur = c->a;
+    n = cur.get();
+  }
+  return cur;
+}
+
+bool same_place(const ExprPtr& a, const ExprPtr& b) {
+  ExprPtr x = strip_casts(a), y = strip_casts(b);
+  if (x->kind != y->kind) return false;
+  if (auto v = x->as<Var>()) return v->name == y->as<Var>()->name;
+  if (auto l = x->as<Load>()) return l->tensor == y->as<Load>()->tensor && to_string(x) == to_string(y);
+  return false;
+}
+
+// The value combined into `target` by `value`, if `target = value` is an accumulation.
+struct Accumulation {
+  ReduceOp op;
+  ExprPtr operand;  // e, negated for t -= e
+};
+
+std::optional<Accumulation> match(const ExprPtr& target, const ExprPtr& value) {
+  ExprPtr v = strip_casts(value);
+  if (auto b = v->as<Binary>()) {
+    bool left = same_place(b->a, target), right = same_place(b->b, target);
+    if (b->op == BinaryOp::Add && (left || right)) return Accumulation{ReduceOp::Sum, left ? b->b : b->a};
+    if (b->op == BinaryOp::Mul && (left || right)) return Accumulation{ReduceOp::Prod, left ? b->b : b->a};
+    if (b->op == BinaryOp::Sub && left)
+      return Accumulation{ReduceOp::Sum,
+                          std::make_shared<Unary>(UnaryOp::Neg, b->b, b->b->type, b->b->loc)};
+  }
+  if (auto c = v->as<Call>(); c && (c->fn == Builtin::Min || c->fn == Builtin::Max)) {
+    bool left = same_place(c->args[0], target), right = same_place(c->args[1], target);
+    if (left || right)
+      return Accumulation{c->fn == Builtin::Min ? ReduceOp::Min : ReduceOp::Max,
+                          left ? c->args[1] : c->args[0]};
+  }
+  return std::nullopt;
+}
+
+// Does the expression mention one of `names` (as a variable)?
+class Mentions : public IRVisitor {
+ public:
+  explicit Mentions(const std::set<std::string>& names) : names_(names) {}
+  bool found = false;
+
+ protected:
+  const std::set<std::string>& names_;
+  void visit_node(const Var* n) override { found = found || names_.count(n->name); }
+};
+
+bool mentions(const ExprPtr& e, const std::set<std::string>& names) {
+  Mentions m(names);
+  m.visit(e);
+  return m.found;
+}
+
+// Rewrites the accumulations of one reduce loop's body.
+class RewriteBody : public IRMutator {
+ public:
+  RewriteBody(const Program& p, const For& loop, std::string acc)
+      : prog_(p), loop_(loop), acc_(std::move(acc)) {}
+
+  ExprPtr target;
+  std::optional<ReduceOp> op;
+  Type acc_type;
+  std::set<std::string> assigned{};  // names bound inside the loop
+  std::vector<Loc> target_reads;
+
+ protected:
+  const Program& prog_;
+  const For& loop_;
+  std::string acc_;
+
+  StmtPtr mutate_node(const Assign* n, const StmtPtr& self) override {
+    if (target && !same_place(n->target, target)) {
+      if (auto v = n->target->as<Var>()) assigned.insert(v->name);
+      return IRMutator::mutate_node(n, self);
+    }
+    std::optional<Accumulation> m = match(n->target, n->value);
+    if (!m && target)
+      prog_.error(n->loc, fmt::format("'{}' is the result of the reduction loop on line {}; it "
+                                      "can only be accumulated into there (+=, *=, min, max)",
+                                      to_string(target), loop_.loc.line));
+    if (!m) {
+      if (auto v = n->target->as<Var>()) assigned.insert(v->name);
+      return IRMutator::mutate_node(n, self);
+    }
+    if (!target) {
+      target = n->target;
+      op = m->op;
+      ScalarType t = target->type.scalar;
+      if (is_bool(t))
+        prog_.error(n->loc, "a parallel reduction into a bool is not supported; accumulate into "
+                            "an integer (e.g. count with += 1)");
+      acc_type = Type{is_int(t) && size_in_bytes(t) < 4 ? ScalarType::I64 : t, false};
+    } else if (*op != m->op) {
+      prog_.error(n->loc, fmt::format("this loop's reduction combines with {} here but with {} "
+                                      "elsewhere; a reduction uses one operation",
+                                      python_name(m->op), python_name(*op)));
+    }
+    ExprPtr e = mutate(m->operand);
+    ExprPtr acc = var(acc_, n->loc, acc_type);
+    if (!same_scalar_type(e)) e = std::make_shared<Cast>(e, acc_type, e->loc);
+    ExprPtr combined =
+        *op == ReduceOp::Sum    ? binary(BinaryOp::Add, acc, e, n->loc, acc_type)
+        : *op == ReduceOp::Prod ? binary(BinaryOp::Mul, acc, e, n->loc, acc_type)
+                                : std::make_shared<Call>(*op == ReduceOp::Min ? Builtin::Min
+                                                                              : Builtin::Max,
+                                                         std::vector<ExprPtr>{acc, e}, acc_type,
+                                                         n->loc);
+    return std::make_shared<Assign>(acc, combined, n->loc, n->labels);
+  }
+
+  bool same_scalar_type(const ExprPtr& e) const { return e->type.scalar == acc_type.scalar; }
+
+  ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
+    if (target && target->as<Var>() && target->as<Var>()->name == n->name)
+      target_reads.push_back(n->loc);
+    return self;
+  }
+  ExprPtr mutate_node(const Load* n, const ExprPtr& self) override {
+    if (target && same_place(self, target)) target_reads.push_back(n->loc);
+    return IRMutator::mutate_node(n, self);
+  }
+
+  StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
+    if (n->par)
+      prog_.error(n->loc, fmt::format("this parallel loop is inside the reduction loop on line {}; "
+                                      "a reduction must be the innermost parallel loop",
+                                      loop_.loc.line));
+    assigned.insert(n->var);
+    return IRMutator::mutate_node(n, self);
+  }
+};
+
+// Every name the program uses, so that accumulators get names of their own.
+class Names : public IRVisitor {
+ public:
+  std::set<std::string> names;
+
+ protected:
+  void visit_node(const Var* n) override { names.insert(n->name); }
+  void visit_node(const For* n) override {
+    names.insert(n->var);
+    IRVisitor::visit_node(n);
+  }
+};
+
+class Detect : public IRMutator {
+ public:
+  explicit Detect(const Program& p) : prog_(p) {
+    Names n;
+    n.visit(p.body);
+    used_ = std::move(n.names);
+    for (const auto& t : p.tensor_params) used_.insert(t);
+  }
+
+ protected:
+  const Program& prog_;
+  std::set<std::string> used_;
+  int count_ = 0;
+
+  std::string fresh_accumulator() {
+    std::string name;
+    do {
+      name = fmt::format("parir_acc{}", count_++);
+    } while (used_.count(name));
+    used_.insert(name);
+    return name;
+  }
+
+  StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
+    if (!n->par || !n->par->reduce) return IRMutator::mutate_node(n, self);
+    std::string acc = fresh_accumulator();
+    // Two passes: the first finds the target, so that the second can also see reads of it
+    // that come before the first accumulation.
+    RewriteBody find(prog_, *n, acc);
+    find.mutate(n->body);
+    // A loop that shares a reduce label but accumulates nothing is an ordinary parallel loop
+    // (softmax's normalization loop, say).
+    if (!find.target) return IRMutator::mutate_node(n, self);
+    RewriteBody rewrite(prog_, *n, acc);
+    rewrite.target = find.target;
+    rewrite.op = find.op;
+    rewrite.acc_type = find.acc_type;
+    Body body = rewrite.mutate(n->body);
+    if (!rewrite.target_reads.empty())
+      prog_.error(rewrite.target_reads.front(),
+                  fmt::format("'{}' is the result of the reduction loop on line {} and cannot be "
+                              "read inside it, other than by its accumulation",
+                              to_string(find.target), n->loc.line));
+    std::set<std::string> inside = rewrite.assigned;
+    inside.insert(n->var);
+    if (auto l = find.target->as<Load>())
+      for (const auto& i : l->indices)
+        if (mentions(i, inside))
+          prog_.error(find.target->loc,
+                      fmt::format("the reduction target {} changes within the reduction loop on "
+                                  "line {}; a reduction combines into one place",
+                                  to_string(find.target), n->loc.line));
+    auto r = std::make_shared<Reduction>(Reduction{*find.op, acc, find.acc_type, find.target});
+    return std::make_shared<For>(n->var, n->lo, n->hi, n->step, std::move(body), n->loc,
+                                 n->labels, n->par, std::move(r));
+  }
+};
+
+}  // namespace
+
+void detect_reductions(Program& prog) { prog.body = Detect(prog).mutate(prog.body); }
+
+}  // namespace parir

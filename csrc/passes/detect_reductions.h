@@ -1,0 +1,18 @@
+#pragma once
+
+#include "passes/program.h"
+
+namespace parir {
+
+// Finds what each reduction loop (a parallel loop whose LoopPar has .reduce()) accumulates into
+// and attaches a Reduction to it. Accumulations are the forms
+//     t += e    t = t + e    t = e + t    t -= e    t *= e    t = t * e
+//     t = parir.min(t, e)    t = parir.max(e, t)    (and Python's min/max)
+// into one target t: a local, or a tensor element whose indices do not change within the loop.
+// Each is rewritten to combine into a per-thread accumulator instead; code generation combines
+// the accumulators after the loop. Errors: accumulations
+// with different operations or targets, a target read other than by its accumulation, a bool
+// target, and a reduce loop that contains further parallel loops. Requires typed IR.
+void detect_reductions(Program& prog);
+
+}  // namespace parir

@@ -1,0 +1,183 @@
+"""Parallel reductions (`.reduce()`): each operation and dtype, single- and multi-block, into
+tensor elements and locals, against torch on random non-zero data."""
+
+import pytest
+import torch
+
+import parir_torch as parir
+from parir_torch import _C
+from helpers import check_close
+from reduction_programs import (count_positive, row_max_local, softmax_rows, sum_rows,
+                                total_in_gpu_block, total_max, total_min, total_prod, total_sum)
+
+OPS = {"sum": total_sum, "prod": total_prod, "min": total_min, "max": total_max}
+DTYPES = [torch.float32, torch.float64, torch.int32, torch.int64]
+SIZES = [1, 31, 32, 33, 1000, 2 ** 20 + 7]
+
+
+def data(op, n, dtype, device, gen):
+    if op == "prod":  # values whose product neither overflows nor vanishes
+        if dtype.is_floating_point:
+            v = 1 + (torch.rand(n, generator=gen, dtype=torch.float64) - 0.5) * 1e-5
+        else:
+            v = torch.where(torch.rand(n, generator=gen) < 0.5, 1, -1)
+            v[torch.randperm(n, generator=gen)[:min(n, 20)]] *= 2
+    elif dtype.is_floating_point:
+        v = torch.rand(n, generator=gen, dtype=torch.float64) * 2 - 1
+        v = torch.where(v == 0, 0.5, v)
+    else:
+        v = torch.randint(-1000, 1000, (n,), generator=gen)
+        v = torch.where(v == 0, 7, v)
+    return v.to(dtype).to(device)
+
+
+def reference(op, x, init):
+    x = x.cpu().double() if x.dtype.is_floating_point else x.cpu().long()
+    if op == "sum":
+        return init + x.sum()
+    if op == "prod":
+        return init * x.prod()
+    if op == "min":
+        return torch.minimum(torch.tensor(init, dtype=x.dtype), x.min())
+    return torch.maximum(torch.tensor(init, dtype=x.dtype), x.max())
+
+
+def initial(op, dtype):
+    return {"sum": 3, "prod": 2, "min": 5000, "max": -5000}[op]
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_reductions_compile_without_gpu(op):
+    for dtype in DTYPES:
+        for n in (33, 5000):
+            x = torch.ones(n, dtype=dtype)
+            src = parir.print_compiled(OPS[op], [x, torch.ones(1, dtype=dtype), n],
+                                       parir.par({"i": parir.threads(n).reduce()}))
+            assert "parir::block_reduce(parir_acc0" in src
+            assert ("atomic_combine" in src) == (n > 1024)
+            binary, _, _ = _C.nvrtc_compile(src, "sm_90")
+            assert len(binary) > 100
+
+
+def test_reduction_code_is_readable():
+    x, y = torch.ones(100, 37), torch.ones(100)
+    src = parir.print_compiled(sum_rows, [x, y, 100, 37],
+                               parir.par({"N": parir.threads(100), "M": parir.threads(37).reduce()}))
+    assert "// label 'M': parallel reduction (sum) over 64 threads" in src
+    assert "float parir_acc0 = parir::Sum::identity<float>();" in src
+    assert "parir_acc0 = (parir_acc0 + x[i * 37 + j]);" in src
+    assert "if (threadIdx.x == 0) y[i] = (y[i] + parir_acc0);" in src
+
+
+@pytest.mark.parametrize("prog", [softmax_rows, row_max_local, total_in_gpu_block, count_positive])
+def test_other_reduction_programs_compile(prog):
+    n, m = 50, 300
+    args = {softmax_rows: [torch.ones(n, m), torch.ones(n, m), n, m],
+            row_max_local: [torch.ones(n, m), torch.ones(n), n, m],
+            total_in_gpu_block: [torch.ones(m), torch.ones(1), m],
+            count_positive: [torch.ones(m), torch.ones(1, dtype=torch.int64), m]}[prog]
+    spec = {"N": parir.threads(n), "M": parir.threads(m).reduce(), "i": parir.threads(m).reduce()}
+    spec = {k: v for k, v in spec.items() if f"parir.label('{k}')" in _source(prog)}
+    src = parir.print_compiled(prog, args, parir.par(spec))
+    _C.nvrtc_compile(src, "sm_90")
+
+
+def _source(prog):
+    import inspect
+    return inspect.getsource(prog.fn)
+
+
+@pytest.mark.parametrize("body,pattern", [
+    ("out[0] += x[i]\n        out[0] *= x[i]", r"combines with prod here but with sum"),
+    ("out[0] += x[i]\n        x[i] = out[0]", r"cannot be read inside it"),
+    ("out[i] += x[i]", r"changes within the reduction loop"),
+])
+def test_reduction_errors(tmp_path, body, pattern):
+    path = tmp_path / "bad_reduction.py"
+    path.write_text("import parir_torch as parir\n"
+                    "def f(x, out, N):\n"
+                    "    parir.label('i')\n"
+                    "    for i in range(N):\n"
+                    f"        {body}\n")
+    ns = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    with pytest.raises(parir.ParirError, match=pattern):
+        parir.print_compiled(ns["f"], [torch.ones(10), torch.ones(10), 10],
+                             parir.par({"i": parir.threads(10).reduce()}))
+
+
+def test_reduction_into_a_local_must_fit_one_block():
+    with pytest.raises(parir.ParirError, match="runs on 2 blocks"):
+        parir.print_compiled(row_max_local, [torch.ones(4, 2000), torch.ones(4), 4, 2000],
+                             parir.par({"N": parir.threads(4), "M": parir.threads(2000).reduce()}))
+
+
+# ----- on the GPU -------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_reduction_matches_torch(op, dtype, n, rng):
+    x = data(op, n, dtype, "cuda", rng)
+    init = initial(op, dtype)
+    out = torch.full((1,), init, dtype=dtype, device="cuda")
+    OPS[op](x, out, n, opts=parir.par({"i": parir.threads(n).reduce()}))
+    ref = reference(op, x, init)
+    if dtype.is_floating_point:
+        tol = 1e-4 if dtype == torch.float32 else 1e-10
+        torch.testing.assert_close(out.cpu().double()[0], ref.double(), rtol=tol,
+                                   atol=tol * max(1.0, n ** 0.5))
+    else:
+        assert out.item() == ref.item()
+
+
+@pytest.mark.gpu
+def test_row_of_ten_million(rng):
+    n = 10 ** 7
+    x = data("sum", n, torch.float64, "cuda", rng)
+    out = torch.zeros(1, dtype=torch.float64, device="cuda")
+    total_sum(x, out, n, opts=parir.par({"i": parir.threads(n).reduce()}))
+    torch.testing.assert_close(out[0], x.sum(), rtol=1e-9, atol=1e-8)
+    # Fewer threads than elements: each thread accumulates many before the block reduction.
+    out.zero_()
+    total_sum(x, out, n, opts=parir.par({"i": parir.threads(4096).reduce()}))
+    torch.testing.assert_close(out[0], x.sum(), rtol=1e-9, atol=1e-8)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m", [1, 31, 33, 1000, 1024])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_row_reductions(m, dtype, rng):
+    n = 257
+    x = torch.stack([data("sum", m, dtype, "cuda", rng) for _ in range(n)])
+    y = torch.zeros(n, dtype=dtype, device="cuda")
+    spec = parir.par({"N": parir.threads(n), "M": parir.threads(m).reduce()})
+    sum_rows(x, y, n, m, opts=spec)
+    check_close(y, x.double().sum(1) if dtype.is_floating_point else x.sum(1), "sum_rows")
+    y = torch.full((n,), -77, dtype=dtype, device="cuda")
+    row_max_local(x, y, n, m, opts=spec)
+    check_close(y, x.max(1).values, "row_max_local")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(1, 1), (31, 33), (1000, 1000), (64, 4097)])
+def test_softmax(shape, rng):
+    n, m = shape
+    x = torch.randn(n, m, generator=rng).cuda()
+    out = torch.full_like(x, float("nan"))
+    softmax_rows(x, out, n, m, opts=parir.par({"N": parir.threads(n),
+                                               "M": parir.threads(min(m, 1024)).reduce()}))
+    torch.testing.assert_close(out, torch.softmax(x, 1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.gpu
+def test_gpu_block_and_conditional_count(rng):
+    x = torch.randn(1000, generator=rng).cuda()
+    out = torch.full((1,), float("nan"), device="cuda")
+    total_in_gpu_block(x, out, 1000, opts=parir.par({"i": parir.threads(1000).reduce()}))
+    torch.testing.assert_close(out[0], x.sum(), rtol=1e-5, atol=1e-4)
+    cnt = torch.zeros(1, dtype=torch.int64, device="cuda")
+    count_positive(x, cnt, 1000, opts=parir.par({"i": parir.threads(1000).reduce()}))
+    assert cnt.item() == (x > 0).sum().item()
