@@ -71,8 +71,17 @@ def host_overhead_us(n_calls=20000, reps=7):
     def torch_call():
         torch.add(a, b, out=c)
 
+    # The C++ launch alone (tensor checks, plan, cuLaunchKernel), without the Python wrapper.
+    add(a, b, c, n, opts=opts)
+    compiled = next(iter(add._cache.values()))
+    args = (a, b, c, n)
+
+    def launch_only():
+        compiled.launch(args)
+
     out = {}
-    for name, f in (("parir", parir_call), ("torch.add", torch_call)):
+    for name, f in (("parir", parir_call), ("torch.add", torch_call),
+                    ("parir launch only", launch_only)):
         for _ in range(1000):
             f()
         torch.cuda.synchronize()
@@ -144,6 +153,8 @@ def main():
              f"| hot: in-memory cache (call + sync) | {lat['hot_ms']:.3f} |", "",
              "| per-call host overhead (1024 floats, back-to-back) | us/call |", "|---|---|",
              f"| parir cached call (4 args) | {over['parir']:.2f} |",
+             f"| of which the C++ launch (checks, plan, cuLaunchKernel) | "
+             f"{over['parir launch only']:.2f} |",
              f"| torch.add(a, b, out=c) | {over['torch.add']:.2f} |",
              f"| ratio parir / torch.add | {over['parir'] / over['torch.add']:.2f} |", "",
              "| sum_rows, one thread per row | parir ms | x.sum(1) ms | parir GB/s | torch GB/s |",

@@ -130,16 +130,14 @@ def _describe_arg(name, a, require_cuda=True):
 class _Compiled:
     """A cached specialization: the program and which arguments go to it, written ones first."""
 
-    __slots__ = ("program", "outs", "ins")
+    __slots__ = ("program", "launch")
 
     def __init__(self, program, arg_names):
         self.program = program
         index = {n: i for i, n in enumerate(arg_names)}
-        self.outs = [index[n] for n, written in program.params if written]
-        self.ins = [index[n] for n, written in program.params if not written]
-
-    def launch(self, args):
-        self.program.launch_args(args, self.outs, self.ins)
+        # launch(args) runs the program on the call's argument tuple.
+        self.launch = program.bind([index[n] for n, written in program.params if written],
+                                   [index[n] for n, written in program.params if not written])
 
 
 def compile_source(fn_ir, args, opts, debug=False, require_cuda=True):
@@ -199,10 +197,10 @@ class JitFunction:
         if seq or opts.seq:
             return self.fn(*args)
         # The hot path: build the key, find the compiled program, launch.
-        key = (options_key(opts), *[_arg_key(n, a) for n, a in zip(self._names, args)])
         try:
+            key = (options_key(opts), *[_arg_key(n, a) for n, a in zip(self._names, args)])
             compiled = self._cache.get(key) if len(args) == len(self._names) else None
-        except TypeError:  # an unhashable option or argument: the slow path explains
+        except (AttributeError, TypeError):  # malformed options: the slow path explains
             key = compiled = None
         if compiled is None or debug:
             compiled = self._compile(args, opts, debug, key)

@@ -16,18 +16,20 @@ class LoopPar:
     >>> parir.threads(256).reduce().tpb(128)
     """
 
-    __slots__ = ("_nthreads", "_reduce", "_tpb")
+    __slots__ = ("_nthreads", "_reduce", "_tpb", "_k")
 
     def __init__(self):
         self._nthreads = None
         self._reduce = False
         self._tpb = 0
+        self._k = (None, False, 0)
 
     def _with(self, **changes):
         p = LoopPar()
         p._nthreads, p._reduce, p._tpb = self._nthreads, self._reduce, self._tpb
         for k, v in changes.items():
             setattr(p, "_" + k, v)
+        p._k = (p._nthreads, p._reduce, p._tpb)  # the key, as plain values: hashed in C
         return p
 
     def threads(self, nthreads):
@@ -60,7 +62,7 @@ class LoopPar:
         return self._tpb or 1024
 
     def _key(self):
-        return (self._nthreads, self._reduce, self._tpb)
+        return self._k
 
     def __eq__(self, other):
         return isinstance(other, LoopPar) and self._key() == other._key()
@@ -149,7 +151,8 @@ def options_key(opts):
     runs on every call, so it only collects: the entries are validated when compiling
     (validate_parallel_spec). Insertion order is part of the key; two orders of one spec only
     cost a second cache entry."""
-    return (tuple(opts.parallelize.items()), tuple(opts.includes), tuple(opts.extra_flags))
+    return (tuple([(label, p._k) for label, p in opts.parallelize.items()]),
+            tuple(opts.includes), tuple(opts.extra_flags))
 
 
 def validate_parallel_spec(opts):

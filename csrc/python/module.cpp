@@ -42,6 +42,23 @@ ArgValue to_arg(const py::handle& h) {
   return a;
 }
 
+// The eager call path: a program with the positions of its tensors among the call's
+// arguments, so that a call passes its argument tuple as it is and Python builds nothing.
+struct BoundLaunch {
+  std::shared_ptr<runtime::Program> program;
+  std::vector<int> outs, ins;
+
+  void operator()(const py::tuple& args) const {
+    auto pick = [&](const std::vector<int>& idx) {
+      std::vector<at::Tensor> ts;
+      ts.reserve(idx.size());
+      for (int i : idx) ts.push_back(args[i].cast<at::Tensor>());
+      return ts;
+    };
+    runtime::launch_on_tensors(*program, pick(outs), pick(ins));
+  }
+};
+
 // {label: (threads, reduce, tpb)}
 ParallelSpec to_spec(const py::dict& d) {
   ParallelSpec spec;
@@ -102,6 +119,9 @@ PYBIND11_MODULE(_C, m) {
       py::arg("fn"), py::arg("args"), py::arg("spec"), py::arg("debug") = false,
       "Specializes fn to the arguments and returns (CUDA source with launch plan, debug log).");
 
+  py::class_<BoundLaunch>(m, "BoundLaunch")
+      .def("__call__", &BoundLaunch::operator(), py::arg("args"));
+
   py::class_<runtime::Program, std::shared_ptr<runtime::Program>>(m, "Program")
       .def(py::init([](std::string source, std::vector<std::string> includes,
                        std::vector<std::string> flags) {
@@ -123,20 +143,13 @@ PYBIND11_MODULE(_C, m) {
       .def("launch", &runtime::launch_on_tensors, py::arg("outs"), py::arg("ins"),
            "Runs the program on the tensors (written ones first), on the current stream.")
       .def(
-          "launch_args",
-          [](const runtime::Program& p, const py::tuple& args, const std::vector<int>& outs,
-             const std::vector<int>& ins) {
-            // The eager call path: the call's arguments and which of them the plan writes and
-            // reads, so that Python builds no lists per call.
-            auto pick = [&](const std::vector<int>& idx) {
-              std::vector<at::Tensor> ts;
-              ts.reserve(idx.size());
-              for (int i : idx) ts.push_back(args[i].cast<at::Tensor>());
-              return ts;
-            };
-            runtime::launch_on_tensors(p, pick(outs), pick(ins));
+          "bind",
+          [](std::shared_ptr<runtime::Program> p, std::vector<int> outs, std::vector<int> ins) {
+            return BoundLaunch{std::move(p), std::move(outs), std::move(ins)};
           },
-          py::arg("args"), py::arg("outs"), py::arg("ins"))
+          py::arg("outs"), py::arg("ins"),
+          "A launcher for calls whose arguments at positions `outs` are the written tensors and "
+          "at `ins` the read ones.")
       .def("prepare", &runtime::Program::prepare, py::arg("device"),
            py::call_guard<py::gil_scoped_release>());
 
