@@ -43,7 +43,7 @@ _C.set_library_dirs(_library_dirs())
 
 from .builtins import (  # noqa: E402
     abs, atan2, bfloat16, cos, exp, float16, float32, float64, gpu, inf, int8, int16, int32,
-    int64, label, log, max, min, sin, sqrt, tanh, uint8, uint16, uint32, uint64)
+    int64, label, log, max, min, prod, sin, sqrt, sum, tanh, uint8, uint16, uint32, uint64)
 from .builtins import bool_ as _bool  # noqa: E402
 from .jit_function import JitFunction, ParirError, backend_status, jit  # noqa: E402
 from .options import (  # noqa: E402
@@ -57,7 +57,7 @@ __version__ = "0.1.0"
 __all__ = [
     "jit", "label", "threads", "reduce", "LoopPar", "par", "CompileOptions", "CompileBackend",
     "gpu", "print_compiled", "clear_cache", "ParirError", "JitFunction", "backend_status",
-    "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "atan2", "min", "max", "inf",
+    "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "atan2", "min", "max", "sum", "prod", "inf",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "bool",
 ]

@@ -79,8 +79,12 @@ def _as_tensors(a, b):
     return a, b
 
 
-def min(a, b):  # noqa: A001
-    """parir.min(a, b): the smaller value; NaN if either is NaN (as torch.minimum)."""
+def min(a, b=None, axis=None):  # noqa: A001
+    """parir.min(a, b): the smaller value; NaN if either is NaN (as torch.minimum).
+    parir.min(e[, axis=k]): the minimum of a slice expression, over all its dimensions or
+    over dimension k."""
+    if b is None:
+        return _torch.amin(a, dim=axis) if axis is not None else a.min()
     if isinstance(a, _torch.Tensor) or isinstance(b, _torch.Tensor):
         return _torch.minimum(*_as_tensors(a, b))
     if a != a:
@@ -90,8 +94,12 @@ def min(a, b):  # noqa: A001
     return b if b < a else a
 
 
-def max(a, b):  # noqa: A001
-    """parir.max(a, b): the larger value; NaN if either is NaN (as torch.maximum)."""
+def max(a, b=None, axis=None):  # noqa: A001
+    """parir.max(a, b): the larger value; NaN if either is NaN (as torch.maximum).
+    parir.max(e[, axis=k]): the maximum of a slice expression, over all its dimensions or
+    over dimension k."""
+    if b is None:
+        return _torch.amax(a, dim=axis) if axis is not None else a.max()
     if isinstance(a, _torch.Tensor) or isinstance(b, _torch.Tensor):
         return _torch.maximum(*_as_tensors(a, b))
     if a != a:
@@ -99,6 +107,17 @@ def max(a, b):  # noqa: A001
     if b != b:
         return b
     return b if b > a else a
+
+
+def sum(e, axis=None):  # noqa: A001
+    """parir.sum(e[, axis=k]): the sum of a slice expression, over all its dimensions or over
+    dimension k."""
+    return e.sum() if axis is None else e.sum(dim=axis)
+
+
+def prod(e, axis=None):
+    """parir.prod(e[, axis=k]): the product of a slice expression."""
+    return e.prod() if axis is None else e.prod(dim=axis)
 
 
 # ----- casts: parir.float32(x), parir.int64(x), ... -----------------------------------------
@@ -151,7 +170,8 @@ for _name, _fn in [("int8", int8), ("int16", int16), ("int32", int32), ("int64",
 # The names the compiler recognizes when a parir function refers to them (besides `parir.X`).
 COMPILER_NAMES = {
     "label": label, "gpu": gpu, "inf": inf, "exp": exp, "log": log, "sqrt": sqrt, "sin": sin,
-    "cos": cos, "tanh": tanh, "abs": abs, "atan2": atan2, "min": min, "max": max,
+    "cos": cos, "tanh": tanh, "abs": abs, "atan2": atan2, "min": min, "max": max, "sum": sum,
+    "prod": prod,
     "int8": int8, "int16": int16, "int32": int32, "int64": int64, "uint8": uint8,
     "uint16": uint16, "uint32": uint32, "uint64": uint64, "float16": float16,
     "bfloat16": bfloat16, "float32": float32, "float64": float64, "bool": bool_,

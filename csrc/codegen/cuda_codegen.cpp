@@ -313,7 +313,7 @@ class KernelPrinter {
     ExprPtr acc_in_t = var(r.acc, r.target->loc, r.acc_type);
     if (r.acc_type.scalar != t.scalar) acc_in_t = std::make_shared<Cast>(acc_in_t, t, r.target->loc);
     bool tensor = r.target->as<Load>() != nullptr;
-    if (tensor && k_.inner_blocks > 1) {
+    if (tensor && k_.atomic_reductions.count(&r)) {
       line(fmt::format("if (threadIdx.x == 0) parir::atomic_combine({}(), &{}, {});",
                        op_struct(r.op), expr(r.target), expr(acc_in_t)));
       return;
@@ -378,6 +378,10 @@ class KernelPrinter {
         auto s = e->as<Select>();
         return fmt::format("({} ? {} : {})", expr(s->cond), expr(s->a), expr(s->b));
       }
+      case ExprKind::Slice:
+      case ExprKind::SliceReduce:
+        break;  // lower_slices has removed them
+
     }
     return "?";
   }

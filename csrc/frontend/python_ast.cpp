@@ -234,8 +234,7 @@ class Converter {
       return std::make_shared<Select>(expr(node.attr("test")), expr(node.attr("body")),
                                       expr(node.attr("orelse")), Type{}, l);
     if (t == "Call") return call(node);
-    if (t == "Slice")
-      fail_at(node, "slices are not supported here; index each dimension with a loop variable");
+    if (t == "Slice") fail_at(node, "a slice can only index a tensor, as in x[i, :]");
     fail_at(node, fmt::format("{} expressions are not supported in parir functions", t));
   }
 
@@ -263,10 +262,18 @@ class Converter {
     }
     py::handle sl = node.attr("slice");
     std::vector<ExprPtr> idx;
+    auto index = [&](const py::handle& e) {
+      if (node_type(e) != "Slice") return expr(e);
+      auto part = [&](const char* name) {
+        py::object p = e.attr(name);
+        return p.is_none() ? ExprPtr() : expr(p);
+      };
+      return ExprPtr(std::make_shared<Slice>(part("lower"), part("upper"), part("step"), loc(e)));
+    };
     if (node_type(sl) == "Tuple") {
-      for (const auto& e : sl.attr("elts")) idx.push_back(expr(e));
+      for (const auto& e : sl.attr("elts")) idx.push_back(index(e));
     } else {
-      idx.push_back(expr(sl));
+      idx.push_back(index(sl));
     }
     return std::make_shared<Load>(py::str(base.attr("id")), std::move(idx), Type{}, loc(node));
   }
@@ -328,11 +335,36 @@ class Converter {
     return acc;
   }
 
+  // parir.sum(e), parir.sum(e, axis=k), and prod/min/max likewise: a reduction over slices.
+  ExprPtr slice_reduction(const py::handle& node, const std::string& name,
+                          const std::vector<ExprPtr>& args) {
+    if (args.size() != 1)
+      fail_at(node, fmt::format("parir.{} takes one expression (and optionally axis=k)", name));
+    std::optional<int> axis;
+    for (const auto& kw : node.attr("keywords")) {
+      py::object arg = kw.attr("arg");
+      py::handle v = kw.attr("value");
+      bool literal_int = node_type(v) == "Constant" && py::isinstance<py::int_>(v.attr("value")) &&
+                         !py::isinstance<py::bool_>(v.attr("value"));
+      bool negative = node_type(v) == "UnaryOp" && node_type(v.attr("op")) == "USub" &&
+                      node_type(v.attr("operand")) == "Constant" &&
+                      py::isinstance<py::int_>(v.attr("operand").attr("value"));
+      if (arg.is_none() || std::string(py::str(arg)) != "axis" || !(literal_int || negative))
+        fail_at(node, fmt::format("parir.{} takes only the keyword axis=, an integer literal",
+                                  name));
+      axis = literal_int ? v.attr("value").cast<int>()
+                         : -v.attr("operand").attr("value").cast<int>();
+    }
+    ReduceOp op = name == "sum" ? ReduceOp::Sum
+                  : name == "prod" ? ReduceOp::Prod
+                  : name == "min"  ? ReduceOp::Min
+                                   : ReduceOp::Max;
+    return std::make_shared<SliceReduce>(op, args[0], axis, loc(node));
+  }
+
   ExprPtr call(const py::handle& node) {
     Loc l = loc(node);
     py::handle func = node.attr("func");
-    if (py::len(node.attr("keywords")) > 0)
-      fail_at(node, "keyword arguments are not supported in this call");
     std::vector<ExprPtr> args;
     for (const auto& a : node.attr("args")) {
       if (node_type(a) == "Starred") fail_at(a, "*args in calls are not supported");
@@ -352,6 +384,11 @@ class Converter {
                     "can be called in a parir function");
     if (name == "label")
       fail_at(node, "parir.label(...) must stand alone as a statement before what it labels");
+    bool reduction = name == "sum" || name == "prod" ||
+                     ((name == "min" || name == "max") && args.size() == 1);
+    if (reduction) return slice_reduction(node, name, args);
+    if (py::len(node.attr("keywords")) > 0)
+      fail_at(node, "keyword arguments are not supported in this call");
     if (auto b = builtin_from_name(name)) {
       if (static_cast<int>(args.size()) != arity(*b))
         fail_at(node, fmt::format("parir.{} takes {} argument{}, got {}", name, arity(*b),

@@ -132,6 +132,18 @@ std::string expr_text(const ExprNode& e) {
       return fmt::format("({} if {} else {})", expr_text(*n.a), expr_text(*n.cond),
                          expr_text(*n.b));
     }
+    case ExprKind::Slice: {
+      const auto& n = static_cast<const Slice&>(e);
+      auto part = [](const ExprPtr& p) { return p ? expr_text(*p) : std::string(); };
+      return n.step ? fmt::format("{}:{}:{}", part(n.lo), part(n.hi), part(n.step))
+                    : fmt::format("{}:{}", part(n.lo), part(n.hi));
+    }
+    case ExprKind::SliceReduce: {
+      const auto& n = static_cast<const SliceReduce&>(e);
+      return n.axis ? fmt::format("parir.{}({}, axis={})", python_name(n.op), expr_text(*n.arg),
+                                  *n.axis)
+                    : fmt::format("parir.{}({})", python_name(n.op), expr_text(*n.arg));
+    }
   }
   return "?";
 }

@@ -45,7 +45,9 @@ namespace parir {
   X(Binary)                    \
   X(Call)                      \
   X(Cast)                      \
-  X(Select)
+  X(Select)                    \
+  X(Slice)                     \
+  X(SliceReduce)
 
 #define PARIR_FOR_EACH_STMT(X) \
   X(Assign)                    \
@@ -212,6 +214,31 @@ struct Select : ExprNode {
       : ExprNode(static_kind, t, l), cond(std::move(c)), a(std::move(x)), b(std::move(y)) {}
 };
 
+// lo:hi:step as an index of a Load, before lower_slices turns slice statements into loops.
+// Missing parts are null.
+struct Slice : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Slice;
+  ExprPtr lo, hi, step;
+  Slice(ExprPtr l_, ExprPtr h, ExprPtr s, Loc l)
+      : ExprNode(static_kind, Type{}, l), lo(std::move(l_)), hi(std::move(h)), step(std::move(s)) {}
+};
+
+// The combining operation of a reduction.
+enum class ReduceOp : uint8_t { Sum, Prod, Min, Max };
+const char* python_name(ReduceOp op);  // "sum", "prod", "min", "max"
+
+// parir.sum(e, axis=k) and friends over the slice dimensions of e: over slice dimension `axis`
+// (counting e's slice dimensions only, from the left; negative from the right), or over all of
+// them when there is no axis. Removed by lower_slices.
+struct SliceReduce : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::SliceReduce;
+  ReduceOp op;
+  ExprPtr arg;
+  std::optional<int> axis;
+  SliceReduce(ReduceOp o, ExprPtr a, std::optional<int> ax, Loc l)
+      : ExprNode(static_kind, Type{}, l), op(o), arg(std::move(a)), axis(ax) {}
+};
+
 // ---------------------------------------------------------------------------------------------
 // Statements
 
@@ -224,10 +251,6 @@ struct LoopPar {
     return threads == o.threads && reduce == o.reduce && tpb == o.tpb;
   }
 };
-
-// The combining operation of a parallel reduction.
-enum class ReduceOp : uint8_t { Sum, Prod, Min, Max };
-const char* python_name(ReduceOp op);  // "sum", "prod", "min", "max"
 
 // A reduction loop (a For whose LoopPar has .reduce()), as detect_reductions finds it: every
 // iteration combines a value into `target` with `op`. In the loop body the target is replaced

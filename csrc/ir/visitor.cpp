@@ -54,6 +54,12 @@ void IRVisitor::visit_node(const Select* n) {
   visit(n->a);
   visit(n->b);
 }
+void IRVisitor::visit_node(const Slice* n) {
+  visit(n->lo);
+  visit(n->hi);
+  visit(n->step);
+}
+void IRVisitor::visit_node(const SliceReduce* n) { visit(n->arg); }
 void IRVisitor::visit_node(const Assign* n) {
   visit(n->target);
   visit(n->value);
@@ -170,6 +176,18 @@ ExprPtr IRMutator::mutate_node(const Select* n, const ExprPtr& self) {
   ExprPtr c = mutate(n->cond), a = mutate(n->a), b = mutate(n->b);
   if (c == n->cond && a == n->a && b == n->b) return self;
   return std::make_shared<Select>(c, a, b, n->type, n->loc);
+}
+
+ExprPtr IRMutator::mutate_node(const Slice* n, const ExprPtr& self) {
+  ExprPtr lo = mutate(n->lo), hi = mutate(n->hi), step = mutate(n->step);
+  if (lo == n->lo && hi == n->hi && step == n->step) return self;
+  return std::make_shared<Slice>(lo, hi, step, n->loc);
+}
+
+ExprPtr IRMutator::mutate_node(const SliceReduce* n, const ExprPtr& self) {
+  ExprPtr a = mutate(n->arg);
+  if (a == n->arg) return self;
+  return std::make_shared<SliceReduce>(n->op, a, n->axis, n->loc);
 }
 
 StmtPtr IRMutator::mutate_node(const Assign* n, const StmtPtr& self) {

@@ -34,8 +34,10 @@ class ApplySpec : public IRMutator {
     return found;
   }
 
-  StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
+  StmtPtr mutate_node(const For* n, const StmtPtr&) override {
     std::optional<LoopPar> par = lookup(*n);
+    // A loop that lower_slices made for a slice reduction reduces whatever its label says.
+    if (par && n->par && n->par->reduce) par->reduce = true;
     Body body = mutate(n->body);
     return std::make_shared<For>(n->var, n->lo, n->hi, n->step, std::move(body), n->loc,
                                  n->labels, par);

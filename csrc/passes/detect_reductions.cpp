@@ -3,6 +3,7 @@
 #include <set>
 
 #include "ir/visitor.h"
+#include "passes/fresh_names.h"
 
 namespace parir {
 namespace {
@@ -146,45 +147,38 @@ class RewriteBody : public IRMutator {
   }
 };
 
-// Every name the program uses, so that accumulators get names of their own.
-class Names : public IRVisitor {
+class FindParallelLoop : public IRVisitor {
  public:
-  std::set<std::string> names;
+  bool found = false;
 
  protected:
-  void visit_node(const Var* n) override { names.insert(n->name); }
   void visit_node(const For* n) override {
-    names.insert(n->var);
+    found = found || n->par.has_value();
     IRVisitor::visit_node(n);
   }
 };
 
+bool contains_parallel_loop(const Body& body) {
+  FindParallelLoop f;
+  f.visit(body);
+  return f.found;
+}
+
 class Detect : public IRMutator {
  public:
-  explicit Detect(const Program& p) : prog_(p) {
-    Names n;
-    n.visit(p.body);
-    used_ = std::move(n.names);
-    for (const auto& t : p.tensor_params) used_.insert(t);
-  }
+  explicit Detect(const Program& p) : prog_(p), names_(p) {}
 
  protected:
   const Program& prog_;
-  std::set<std::string> used_;
-  int count_ = 0;
-
-  std::string fresh_accumulator() {
-    std::string name;
-    do {
-      name = fmt::format("parir_acc{}", count_++);
-    } while (used_.count(name));
-    used_.insert(name);
-    return name;
-  }
+  FreshNames names_;
 
   StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
     if (!n->par || !n->par->reduce) return IRMutator::mutate_node(n, self);
-    std::string acc = fresh_accumulator();
+    // A reduce loop around parallel loops (a reduction over several parallel dimensions)
+    // reduces through its innermost loops, which combine into the target atomically when
+    // several blocks share it; it is itself an ordinary parallel loop.
+    if (contains_parallel_loop(n->body)) return IRMutator::mutate_node(n, self);
+    std::string acc = names_.make("acc");
     // Two passes: the first finds the target, so that the second can also see reads of it
     // that come before the first accumulation.
     RewriteBody find(prog_, *n, acc);

@@ -2,6 +2,8 @@
 // map onto the CUDA grid.
 #pragma once
 
+#include <set>
+
 #include "codegen/launch_plan.h"
 #include "passes/program.h"
 
@@ -23,6 +25,8 @@ struct Kernel {
   std::vector<std::string> written;    // the subset the kernel stores to
   std::vector<std::string> host_vars;  // host loop variables the kernel reads (int64)
   std::map<std::string, Type> locals;  // locals assigned in the kernel
+  // Reductions whose target several blocks combine into, so they combine atomically.
+  std::set<const Reduction*> atomic_reductions;
 
   int64_t grid() const {
     int64_t g = inner_blocks;

@@ -34,6 +34,20 @@ class LevelCollector : public IRVisitor {
   }
 };
 
+bool mentions_var(const ExprPtr& e, const std::string& name) {
+  class Find : public IRVisitor {
+   public:
+    explicit Find(const std::string& n) : name(n) {}
+    const std::string& name;
+    bool found = false;
+
+   protected:
+    void visit_node(const Var* v) override { found = found || v->name == name; }
+  } f(name);
+  f.visit(e);
+  return f.found;
+}
+
 // Walks a kernel in program order to find what it uses and to check the rules on locals and
 // on writes outside the innermost parallel loop.
 class KernelScan : public IRVisitor {
@@ -55,6 +69,7 @@ class KernelScan : public IRVisitor {
   std::map<std::string, int> loop_vars_;
   std::set<std::string> assigned_;
   std::vector<std::set<std::string>> assigned_in_loop_;  // one set per enclosing parallel loop
+  std::vector<std::string> block_vars_;  // variables of the enclosing loops that map to blocks
   std::map<std::string, Loc> escaped_;  // locals whose value differs per parallel iteration
 
   // Outside the thread-level loops: all threads of a block run these statements together.
@@ -111,11 +126,14 @@ class KernelScan : public IRVisitor {
     visit(n->step);
     ++loop_vars_[n->var];
     if (n->reduction) ++loop_vars_[n->reduction->acc];  // declared by the code generator
+    bool on_blocks = n->par && thread_depth_ >= 0 && depth_ < thread_depth_;
+    if (on_blocks) block_vars_.push_back(n->var);
     if (n->par) {
       ++depth_;
       assigned_in_loop_.emplace_back();
     }
     visit(n->body);
+    if (on_blocks) block_vars_.pop_back();
     if (n->par) {
       --depth_;
       // Values assigned in parallel iterations are per-iteration: none may be read later.
@@ -153,13 +171,19 @@ class KernelScan : public IRVisitor {
     for (const auto& i : t->indices) visit(i);
     tensors.insert(t->tensor);
     written.insert(t->tensor);
-    if (k_.inner_blocks > 1 && size_in_bytes(prog_.tensors.at(t->tensor).elem) < 4)
-      prog_.error(n.loc, fmt::format("the reduction into '{}' ({}) runs on {} blocks, which "
-                                     "combine with atomic operations, and CUDA has none for "
-                                     "{}-byte elements; use at most {} threads or a wider dtype",
+    // Blocks share the target when the loop spans several, or when the target does not
+    // depend on the variable of some enclosing loop over blocks.
+    bool shared = k_.inner_blocks > 1;
+    for (const auto& v : block_vars_)
+      shared = shared || !mentions_var(target, v);
+    if (shared) k_.atomic_reductions.insert(n.reduction.get());
+    int bytes = size_in_bytes(prog_.tensors.at(t->tensor).elem);
+    if (shared && bytes < 4)
+      prog_.error(n.loc, fmt::format("the reduction into '{}' ({}) is combined by several "
+                                     "blocks, with atomic operations, and CUDA has none for "
+                                     "{}-byte elements; reduce into a wider dtype",
                                      t->tensor, python_name(prog_.tensors.at(t->tensor).elem),
-                                     k_.inner_blocks, size_in_bytes(prog_.tensors.at(t->tensor).elem),
-                                     k_.tpb));
+                                     bytes));
   }
 };
 

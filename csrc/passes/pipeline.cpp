@@ -6,6 +6,7 @@
 #include "passes/apply_parallel_spec.h"
 #include "passes/detect_reductions.h"
 #include "passes/infer_types.h"
+#include "passes/lower_slices.h"
 #include "passes/map_parallelism.h"
 #include "passes/simplify.h"
 #include "passes/specialize_arguments.h"
@@ -61,6 +62,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Scalars become constants and tensors get types: everything below is specialized.
   Program prog = specialize_arguments(fn, args);
   log.after("specialize_arguments", dump(prog));
+
+  // Slice statements become loops over their slice dimensions.
+  lower_slices(prog, opts.parallelize);
+  log.after("lower_slices", dump(prog));
 
   // Labelled loops named in the parallel spec become parallel loops.
   apply_parallel_spec(prog, opts.parallelize);

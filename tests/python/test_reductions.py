@@ -53,7 +53,7 @@ def test_reductions_compile_without_gpu(op):
             x = torch.ones(n, dtype=dtype)
             src = parir.print_compiled(OPS[op], [x, torch.ones(1, dtype=dtype), n],
                                        parir.par({"i": parir.threads(n).reduce()}))
-            assert "parir::block_reduce(parir_acc0" in src
+            assert "parir::block_reduce(acc0" in src
             assert ("atomic_combine" in src) == (n > 1024)
             binary, _, _ = _C.nvrtc_compile(src, "sm_90")
             assert len(binary) > 100
@@ -64,9 +64,9 @@ def test_reduction_code_is_readable():
     src = parir.print_compiled(sum_rows, [x, y, 100, 37],
                                parir.par({"N": parir.threads(100), "M": parir.threads(37).reduce()}))
     assert "// label 'M': parallel reduction (sum) over 64 threads" in src
-    assert "float parir_acc0 = parir::Sum::identity<float>();" in src
-    assert "parir_acc0 = (parir_acc0 + x[i * 37 + j]);" in src
-    assert "if (threadIdx.x == 0) y[i] = (y[i] + parir_acc0);" in src
+    assert "float acc0 = parir::Sum::identity<float>();" in src
+    assert "acc0 = (acc0 + x[i * 37 + j]);" in src
+    assert "if (threadIdx.x == 0) y[i] = (y[i] + acc0);" in src
 
 
 @pytest.mark.parametrize("prog", [softmax_rows, row_max_local, total_in_gpu_block, count_positive])

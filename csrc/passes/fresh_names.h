@@ -1,0 +1,22 @@
+// Names for variables the compiler introduces, distinct from every name of the program.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "passes/program.h"
+
+namespace parir {
+
+class FreshNames {
+ public:
+  explicit FreshNames(const Program& prog);
+  // "<base><n>" for the smallest n not in use; the name is then in use.
+  std::string make(const std::string& base);
+
+ private:
+  std::set<std::string> used_;
+  int next_ = 0;
+};
+
+}  // namespace parir
