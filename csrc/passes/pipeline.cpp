@@ -10,6 +10,7 @@
 #include "passes/map_parallelism.h"
 #include "passes/simplify.h"
 #include "passes/specialize_arguments.h"
+#include "passes/split_parallel_nests.h"
 #include "passes/split_host_device.h"
 
 namespace parir {
@@ -82,6 +83,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Reduction loops get their target and operation; their bodies accumulate per thread.
   detect_reductions(prog);
   log.after("detect_reductions", dump(prog));
+
+  // Nests that one kernel cannot run are cut into several.
+  split_parallel_nests(prog);
+  log.after("split_parallel_nests", dump(prog));
 
   // Outermost parallel loops become kernels; the code around them becomes the launch plan.
   Lowered lowered = split_host_device(prog);

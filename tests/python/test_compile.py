@@ -123,3 +123,31 @@ def test_launch_plan_round_trips_through_the_op_source():
     program = _C.Program(src)
     assert program.function == "repeated_scale"
     assert program.params == [("x", True)]
+
+
+def test_siblings_with_different_parallelism_become_kernels():
+    def f(x, y, N):
+        parir.label("i")
+        for i in range(2):
+            parir.label("a")
+            for j in range(N):
+                x[i, j] = 1.0
+            parir.label("b")
+            for j in range(N):
+                y[i, j] = 2.0
+
+    spec = {"i": parir.threads(2), "a": parir.threads(2048), "b": parir.threads(4096)}
+    src = parir.print_compiled(f, [torch.zeros(2, 5000), torch.zeros(2, 5000), 5000],
+                               parir.par(spec))
+    assert "//@ launch f_0 grid(4) block(1024) (x)" in src
+    assert "//@ launch f_1 grid(8) block(1024) (y)" in src
+
+
+def test_gpu_block_is_cut_at_loops_that_need_blocks():
+    from slice_programs import total
+
+    src = parir.print_compiled(total, [torch.zeros(5000), torch.zeros(1), 5000],
+                               parir.par({"i": parir.threads(5000).reduce()}))
+    assert "//@ launch total_0 grid(1) block(1) (out)" in src
+    assert "//@ launch total_1 grid(5) block(1024) (x, out)" in src
+    assert "atomic_combine(parir::Sum(), &out[0]" in src

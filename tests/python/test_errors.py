@@ -199,21 +199,22 @@ def test_block_level_write_with_multi_block_inner_loop():
            at="y[i] = 0.0")
 
 
-def test_sibling_loops_with_different_thread_counts():
-    def f(x, N):
+def test_split_kernels_cannot_share_locals():
+    def f(x, y, N):
         parir.label("i")
         for i in range(2):
+            s = x[i, 0]
             parir.label("a")
             for j in range(N):
-                x[j] = 1.0
+                x[i, j] = s
             parir.label("b")
             for j in range(N):
-                x[j] = 2.0
+                y[i, j] = s
 
-    expect(f, [torch.zeros(5000), 5000],
+    expect(f, [torch.zeros(2, 5000), torch.zeros(2, 5000), 5000],
            {"i": parir.threads(2), "a": parir.threads(2048), "b": parir.threads(4096)},
-           r"asks for 4096 threads, but the loop on line \d+ at the same parallel depth asks "
-           r"for 2048")
+           r"request different numbers of threads, so this code runs in a separate kernel from "
+           r"the assignment to local 's'", at="y[i, j] = s")
 
 
 def test_bad_arguments_are_named():

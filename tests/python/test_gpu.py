@@ -136,3 +136,23 @@ def test_op_is_registered_and_runs(rng):
     check_close(*case["check"][0], "through torch.ops.parir.launch")
     with pytest.raises(RuntimeError, match="shape"):
         torch.ops.parir.launch(source, [out[:10]], [x, y])
+
+
+def test_siblings_with_different_parallelism_run_as_separate_kernels():
+    @parir.jit
+    def fill_two(x, y, N):
+        parir.label("i")
+        for i in range(2):
+            parir.label("a")
+            for j in range(N):
+                x[i, j] = j * 1.0
+            parir.label("b")
+            for j in range(N):
+                y[i, j] = j * 2.0
+
+    x = torch.full((2, 5000), float("nan"), device="cuda")
+    y = torch.full((2, 5000), float("nan"), device="cuda")
+    fill_two(x, y, 5000, opts=parir.par({"i": parir.threads(2), "a": parir.threads(2048),
+                                          "b": parir.threads(4096)}))
+    ref = torch.arange(5000, device="cuda", dtype=torch.float32).expand(2, 5000)
+    assert torch.equal(x, ref) and torch.equal(y, 2 * ref)

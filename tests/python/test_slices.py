@@ -138,6 +138,15 @@ def test_slice_programs_match_torch(shape, rng):
 
 
 @pytest.mark.gpu
+def test_gpu_block_with_a_reduction_over_many_blocks(rng):
+    n = 10 ** 6 + 3
+    x = torch.rand(n, generator=rng).cuda()
+    out = torch.full((1,), float("nan"), device="cuda")
+    total(x, out, n, opts=parir.par({"i": parir.threads(n).reduce()}))
+    torch.testing.assert_close(out[0].double(), x.double().sum(), rtol=1e-5, atol=1e-2)
+
+
+@pytest.mark.gpu
 def test_full_reduction_over_many_blocks(rng):
     n = 2 ** 20 + 7
     x = torch.rand(n, generator=rng, dtype=torch.float64).cuda()

@@ -1,0 +1,136 @@
+#include "passes/split_parallel_nests.h"
+
+#include <set>
+
+#include "ir/visitor.h"
+
+namespace parir {
+namespace {
+
+constexpr int64_t kDefaultTpb = 1024;
+
+int64_t tpb_of(const LoopPar& p) { return p.tpb ? p.tpb : kDefaultTpb; }
+
+// Locals assigned and read in a list of statements.
+class LocalUse : public IRVisitor {
+ public:
+  std::map<std::string, Loc> assigned, read;
+
+ protected:
+  void visit_node(const Assign* n) override {
+    if (auto v = n->target->as<Var>()) assigned.emplace(v->name, n->loc);
+    else visit(n->target);
+    visit(n->value);
+  }
+  void visit_node(const Var* n) override { read.emplace(n->name, n->loc); }
+};
+
+// Checks that no part reads a local that an earlier part assigns.
+void check_parts(const Program& prog, const std::vector<Body>& parts, const char* why) {
+  std::map<std::string, Loc> earlier;
+  for (const auto& part : parts) {
+    LocalUse use;
+    use.visit(part);
+    for (const auto& [name, loc] : use.read) {
+      auto e = earlier.find(name);
+      if (e != earlier.end() && prog.locals.count(name) && !use.assigned.count(name))
+        prog.error(loc, fmt::format("{}, so this code runs in a separate kernel from the "
+                                    "assignment to local '{}' on line {}, whose value does not "
+                                    "carry over; compute it again here or pass it through a "
+                                    "tensor",
+                                    why, name, e->second.line));
+    }
+    earlier.insert(use.assigned.begin(), use.assigned.end());
+  }
+}
+
+const For* parallel_loop(const StmtPtr& s) {
+  auto f = s->as<For>();
+  return f && f->par ? f : nullptr;
+}
+
+class Split : public IRMutator {
+ public:
+  explicit Split(const Program& p) : prog_(p) {}
+
+  Body mutate(const Body& body) override {
+    Body out;
+    for (const auto& s : body) {
+      if (auto f = parallel_loop(s)) {
+        for (auto& part : split_loop(*f, s)) out.push_back(part);
+      } else if (auto g = s->as<GpuBlock>()) {
+        for (auto& part : split_gpu_block(*g, s)) out.push_back(part);
+      } else if (StmtPtr m = IRMutator::mutate(s)) {
+        out.push_back(m);  // host loops and ifs: look inside
+      }
+    }
+    return out;
+  }
+  using IRMutator::mutate;
+
+ private:
+  const Program& prog_;
+
+  // Host code only: the mutators stop at kernels (handled in mutate(Body) above).
+  Body split_loop(const For& f, const StmtPtr& self) {
+    std::vector<const For*> children;
+    for (const auto& s : f.body)
+      if (auto c = parallel_loop(s)) children.push_back(c);
+    bool differ = false, one_block = true;
+    for (const For* c : children) {
+      differ = differ || c->par->threads != children[0]->par->threads;
+      one_block = one_block && c->par->threads <= tpb_of(*c->par);
+    }
+    if (!differ || one_block) return {self};
+    // Group the body: each group runs up to and including a run of siblings with one thread
+    // count; statements after the last sibling join the last group.
+    std::vector<Body> parts(1);
+    int64_t current = -1;
+    for (const auto& s : f.body) {
+      auto c = parallel_loop(s);
+      if (c && current >= 0 && c->par->threads != current) parts.emplace_back();
+      if (c) current = c->par->threads;
+      parts.back().push_back(s);
+    }
+    check_parts(prog_, parts,
+                "the parallel loops inside this loop request different numbers of threads");
+    Body out;
+    for (auto& p : parts)
+      out.push_back(std::make_shared<For>(f.var, f.lo, f.hi, f.step, std::move(p), f.loc,
+                                          f.labels, f.par, f.reduction));
+    return out;
+  }
+
+  Body split_gpu_block(const GpuBlock& g, const StmtPtr& self) {
+    bool needs_blocks = false;
+    for (const auto& s : g.body)
+      if (auto c = parallel_loop(s)) needs_blocks = needs_blocks || c->par->threads > tpb_of(*c->par);
+    if (!needs_blocks) return {self};
+    std::vector<Body> parts;
+    std::vector<bool> is_loop;
+    for (const auto& s : g.body) {
+      bool loop = parallel_loop(s) != nullptr;
+      if (loop || parts.empty() || is_loop.back()) {
+        parts.emplace_back();
+        is_loop.push_back(loop);
+      }
+      parts.back().push_back(s);
+    }
+    check_parts(prog_, parts, "a parallel loop in this `with parir.gpu:` block needs several "
+                              "thread blocks");
+    Body out;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (is_loop[i])
+        out.push_back(parts[i][0]);
+      else
+        out.push_back(std::make_shared<GpuBlock>(std::move(parts[i]), g.loc, g.labels));
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+void split_parallel_nests(Program& prog) { prog.body = Split(prog).mutate(prog.body); }
+
+}  // namespace parir
