@@ -63,8 +63,10 @@ def main():
            lambda: x.sum(1), x.numel() * 4, y, x.double().sum(1))
 
     yc = torch.zeros(M, device="cuda")
-    spec = parir.par({"M": parir.threads(M)})
-    record("column sums 16384x8192", lambda: (yc.zero_(), col_sums(x, yc, N, M, opts=spec)),
+    R = 64
+    partial = torch.empty(R, M, device="cuda")
+    spec = parir.par({"R": parir.threads(R), "M": parir.threads(M)})
+    record("column sums 16384x8192", lambda: col_sums(x, partial, yc, N, M, R, opts=spec),
            lambda: x.sum(0), x.numel() * 4, yc, x.double().sum(0))
 
     flat = x.view(-1)

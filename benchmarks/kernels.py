@@ -28,13 +28,23 @@ def sum_rows_reduce(x, y, N, M):
 
 
 @parir.jit
-def col_sums(x, y, N, M):
-    # One thread per column, walking down the rows: neighbouring threads read neighbouring
-    # elements.
+def col_sums(x, partial, y, N, M, R):
+    # Column sums in two phases, for parallelism: R chunks of rows times M columns of partial
+    # sums (neighbouring threads read neighbouring elements), then one sum per column.
+    parir.label('R')
+    for r in range(R):
+        parir.label('M')
+        for j in range(M):
+            s = 0.0
+            for i in range(r * N // R, (r + 1) * N // R):
+                s += x[i, j]
+            partial[r, j] = s
     parir.label('M')
     for j in range(M):
-        for i in range(N):
-            y[j] += x[i, j]
+        t = 0.0
+        for r in range(R):
+            t += partial[r, j]
+        y[j] = t
 
 
 @parir.jit

@@ -247,6 +247,7 @@ class KernelPrinter {
     ExprPtr hi = f.hi;
     if (!hi->as<IntImm>()) {
       std::string h = "parir_stop_" + cuda_identifier(f.var);
+      internal_.insert(h);
       line("{");
       ++indent_;
       line(fmt::format("const int64_t {} = {};", h, expr(f.hi)));

@@ -191,6 +191,17 @@ def mixed_types(xi, xf, out, N):
         out[i] = s + k / 2 + parir.float64(k // 2)
 
 
+@parir.jit
+def lower_triangle_sums(x, y, N):
+    # An inner loop whose bound depends on the outer loop's variable.
+    parir.label('i')
+    for i in range(N):
+        s = 0.0
+        for j in range(i + 1):
+            s += x[i, j]
+        y[i] = s
+
+
 # ----- arguments and references --------------------------------------------------------------
 
 
@@ -361,6 +372,13 @@ def case_mixed_types(n, gen, device, dtype=torch.float64):
     ref = xf * k + k / 2 + torch.div(xi, 2, rounding_mode='floor').double()
     return dict(fn=mixed_types, args=[xi, xf, out, n], spec={'i': parir.threads(n)},
                 check=[(out, ref)])
+
+
+def case_lower_triangle_sums(n, gen, device, dtype=torch.float64):
+    x = _rand((n, n), dtype, gen, device)
+    y = _poison(n, dtype, device)
+    return dict(fn=lower_triangle_sums, args=[x, y, n], spec={'i': parir.threads(n)},
+                check=[(y, torch.tril(x).sum(1))])
 
 
 CASES = {

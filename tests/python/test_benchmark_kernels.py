@@ -22,7 +22,8 @@ def test_benchmark_kernels_compile():
         (kernels.add, [y, y, y, n], {"i": parir.threads(n)}),
         (kernels.sum_rows_reduce, [x, y, n, m],
          {"N": parir.threads(n), "M": parir.threads(32).reduce()}),
-        (kernels.col_sums, [x, yc, n, m], {"M": parir.threads(m)}),
+        (kernels.col_sums, [x, torch.ones(4, m), yc, n, m, 4],
+         {"R": parir.threads(4), "M": parir.threads(m)}),
         (kernels.total_sum, [flat, one, n * m], {"i": parir.threads(2048).reduce()}),
         (kernels.softmax_rows, [x, x.clone(), n, m], {"N": parir.threads(n), "M": parir.threads(32)}),
     ]
