@@ -1,6 +1,7 @@
 #include "codegen/cuda_codegen.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "codegen/prelude.h"
@@ -102,6 +103,42 @@ class KernelPrinter {
   int depth_ = 0;  // enclosing parallel levels
   int last_line_ = -1;
   std::set<std::string> internal_;  // names the compiler made: printed as they are
+  std::map<std::string, int> nonneg_vars_;  // loop variables known to be >= 0, with depth
+
+  // Whether an index is certainly >= 0, so that Python's negative indexing needs no check.
+  bool nonnegative(const ExprPtr& e) const {
+    if (auto i = e->as<IntImm>()) return i->value >= 0;
+    if (auto v = e->as<Var>()) return nonneg_vars_.count(v->name) > 0;
+    if (auto c = e->as<Cast>()) return is_int(c->a->type.scalar) && nonnegative(c->a);
+    if (auto b = e->as<Binary>()) {
+      auto positive_const = [](const ExprPtr& x) {
+        auto i = x->as<IntImm>();
+        return i && i->value > 0;
+      };
+      switch (b->op) {
+        case BinaryOp::Add:
+        case BinaryOp::Mul:
+          return nonnegative(b->a) && nonnegative(b->b);
+        case BinaryOp::FloorDiv:
+        case BinaryOp::Mod:
+          return nonnegative(b->a) && positive_const(b->b);
+        default:
+          return false;
+      }
+    }
+    return false;
+  }
+
+  // Loop variables of loops over range(lo, hi, step) with constant lo >= 0 and step > 0.
+  void enter_loop(const For& f) {
+    auto lo = f.lo->as<IntImm>();
+    auto step = f.step->as<IntImm>();
+    if (lo && step && lo->value >= 0 && step->value > 0) ++nonneg_vars_[f.var];
+  }
+  void leave_loop(const For& f) {
+    auto it = nonneg_vars_.find(f.var);
+    if (it != nonneg_vars_.end() && --it->second == 0) nonneg_vars_.erase(it);
+  }
 
   std::string name(const std::string& n) const {
     return internal_.count(n) ? n : cuda_identifier(n);
@@ -254,7 +291,9 @@ class KernelPrinter {
       hi = var(h, f.hi->loc, f.hi->type);
     }
     loop_header(f.var, f.lo, hi, f.step, "0", "1");
+    enter_loop(f);
     block(f.body);
+    leave_loop(f);
     line("}");
     if (hi != f.hi) {
       --indent_;
@@ -279,7 +318,9 @@ class KernelPrinter {
     }
     loop_header(f.var, f.lo, f.hi, f.step, worker, fmt::format("{}L", level.count));
     ++depth_;
+    enter_loop(f);
     block(f.body);
+    leave_loop(f);
     --depth_;
     line("}");
     if (r) {
@@ -409,15 +450,22 @@ class KernelPrinter {
     }
   }
 
-  // x[i, j] -> x[i * stride0 + j * stride1], with constant negative indices counted from the end
-  // as in Python.
+  // x[i, j] -> x[i * stride0 + j * stride1]. Negative indices count from the end, as in Python:
+  // constants are adjusted here, other indices that may be negative are checked at run time.
   std::string load(const Load& l) {
     const TensorType& t = prog_.tensors.at(l.tensor);
     Type i64{ScalarType::I64, false};
     ExprPtr offset = int_imm(0, l.loc, i64);
     for (size_t d = 0; d < l.indices.size(); ++d) {
       ExprPtr idx = l.indices[d];
-      if (auto c = idx->as<IntImm>(); c && c->value < 0) idx = int_imm(c->value + t.shape[d], l.loc, i64);
+      if (auto c = idx->as<IntImm>(); c && c->value < 0) {
+        idx = int_imm(c->value + t.shape[d], l.loc, i64);
+      } else if (!nonnegative(idx)) {
+        ExprPtr negative = binary(BinaryOp::Lt, idx, int_imm(0, l.loc, i64), l.loc,
+                                  Type{ScalarType::Bool, false});
+        ExprPtr wrapped = binary(BinaryOp::Add, idx, int_imm(t.shape[d], l.loc, i64), l.loc, i64);
+        idx = std::make_shared<Select>(negative, wrapped, idx, i64, l.loc);
+      }
       ExprPtr term = binary(BinaryOp::Mul, idx, int_imm(t.strides[d], l.loc, i64), l.loc, i64);
       offset = binary(BinaryOp::Add, offset, term, l.loc, i64);
     }

@@ -202,6 +202,14 @@ def lower_triangle_sums(x, y, N):
         y[i] = s
 
 
+@parir.jit
+def roll_by_one(x, y, N):
+    # x[i - 1] at i == 0 is x[-1], the last element, as in Python.
+    parir.label('i')
+    for i in range(N):
+        y[i] = x[i - 1]
+
+
 # ----- arguments and references --------------------------------------------------------------
 
 
@@ -379,6 +387,13 @@ def case_lower_triangle_sums(n, gen, device, dtype=torch.float64):
     y = _poison(n, dtype, device)
     return dict(fn=lower_triangle_sums, args=[x, y, n], spec={'i': parir.threads(n)},
                 check=[(y, torch.tril(x).sum(1))])
+
+
+def case_roll_by_one(n, gen, device, dtype=torch.float32):
+    x = _rand(n, dtype, gen, device)
+    y = _poison(n, dtype, device)
+    return dict(fn=roll_by_one, args=[x, y, n], spec={'i': parir.threads(n)},
+                check=[(y, torch.roll(x, 1))])
 
 
 CASES = {
