@@ -10,27 +10,14 @@ at least once (inputs read, outputs written).
 
 import argparse
 import os
-import statistics
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import parir_torch as parir  # noqa: E402
+from timing import cuda_time_ms  # noqa: E402
 from kernels import col_sums, softmax_rows, sum_rows_reduce, total_sum  # noqa: E402
-
-
-def cuda_time_ms(f, warmup=5, reps=30):
-    for _ in range(warmup):
-        f()
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for s, e in zip(start, end):
-        s.record()
-        f()
-        e.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(start, end))
 
 
 def main():

@@ -23,6 +23,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import parir_torch as parir  # noqa: E402
+from timing import cuda_time_ms  # noqa: E402
 from kernels import sum_rows  # noqa: E402
 
 
@@ -94,19 +95,6 @@ def host_overhead_us(n_calls=20000, reps=7):
             times.append((time.perf_counter() - t0) / n_calls * 1e6)
         out[name] = statistics.median(times)
     return out
-
-
-def cuda_time_ms(f, warmup=5, reps=30):
-    for _ in range(warmup):
-        f()
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for s, e in zip(start, end):
-        s.record()
-        f()
-        e.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(start, end))
 
 
 def sum_rows_kernel():

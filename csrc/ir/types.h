@@ -2,7 +2,8 @@
 //
 // Python ints are I64 and Python floats F64. Literals and Python scalar arguments are "weak"
 // (see Type::weak): like Python numbers in PyTorch, they take the type of the typed operand they
-// meet, so `x[i] * 2.0` stays float32 when x is a float32 tensor. docs/types.md gives the rules.
+// meet, so `x[i] * 2.0` stays float32 when x is a float32 tensor. README.md ("Types") gives the
+// rules.
 #pragma once
 
 #include <cstdint>

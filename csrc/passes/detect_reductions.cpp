@@ -4,6 +4,7 @@
 
 #include "ir/visitor.h"
 #include "passes/fresh_names.h"
+#include "passes/queries.h"
 
 namespace parir {
 namespace {
@@ -49,23 +50,6 @@ std::optional<Accumulation> match(const ExprPtr& target, const ExprPtr& value) {
                           left ? c->args[1] : c->args[0]};
   }
   return std::nullopt;
-}
-
-// Does the expression mention one of `names` (as a variable)?
-class Mentions : public IRVisitor {
- public:
-  explicit Mentions(const std::set<std::string>& names) : names_(names) {}
-  bool found = false;
-
- protected:
-  const std::set<std::string>& names_;
-  void visit_node(const Var* n) override { found = found || names_.count(n->name); }
-};
-
-bool mentions(const ExprPtr& e, const std::set<std::string>& names) {
-  Mentions m(names);
-  m.visit(e);
-  return m.found;
 }
 
 // Rewrites the accumulations of one reduce loop's body.
@@ -147,23 +131,6 @@ class RewriteBody : public IRMutator {
   }
 };
 
-class FindParallelLoop : public IRVisitor {
- public:
-  bool found = false;
-
- protected:
-  void visit_node(const For* n) override {
-    found = found || n->par.has_value();
-    IRVisitor::visit_node(n);
-  }
-};
-
-bool contains_parallel_loop(const Body& body) {
-  FindParallelLoop f;
-  f.visit(body);
-  return f.found;
-}
-
 class Detect : public IRMutator {
  public:
   explicit Detect(const Program& p) : prog_(p), names_(p) {}
@@ -177,7 +144,7 @@ class Detect : public IRMutator {
     // A reduce loop around parallel loops (a reduction over several parallel dimensions)
     // reduces through its innermost loops, which combine into the target atomically when
     // several blocks share it; it is itself an ordinary parallel loop.
-    if (contains_parallel_loop(n->body)) return IRMutator::mutate_node(n, self);
+    if (contains_parallel_code(n->body, /*gpu_blocks=*/false)) return IRMutator::mutate_node(n, self);
     std::string acc = names_.make("acc");
     // Two passes: the first finds the target, so that the second can also see reads of it
     // that come before the first accumulation.

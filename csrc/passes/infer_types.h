@@ -6,7 +6,7 @@ namespace parir {
 
 // Gives every expression its type and makes every conversion explicit, so code generation never
 // has to reason about types:
-// * locals get the promotion of all values assigned to them (docs/types.md); assigning strong
+// * locals get the promotion of all values assigned to them (README.md, "Types"); assigning strong
 //   values of different kinds (int32 and float32, say) to one local is an error;
 // * weak literals are retyped to the type they meet (`x[i] * 2.0` multiplies by 2.0f when x is
 //   float32), other operands of a different type are wrapped in Casts;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ir/visitor.h"
+#include "passes/queries.h"
 
 namespace parir {
 namespace {
@@ -33,20 +34,6 @@ class LevelCollector : public IRVisitor {
     --depth;
   }
 };
-
-bool mentions_var(const ExprPtr& e, const std::string& name) {
-  class Find : public IRVisitor {
-   public:
-    explicit Find(const std::string& n) : name(n) {}
-    const std::string& name;
-    bool found = false;
-
-   protected:
-    void visit_node(const Var* v) override { found = found || v->name == name; }
-  } f(name);
-  f.visit(e);
-  return f.found;
-}
 
 // Walks a kernel in program order to find what it uses and to check the rules on locals and
 // on writes outside the innermost parallel loop.
@@ -175,7 +162,7 @@ class KernelScan : public IRVisitor {
     // depend on the variable of some enclosing loop over blocks.
     bool shared = k_.inner_blocks > 1;
     for (const auto& v : block_vars_)
-      shared = shared || !mentions_var(target, v);
+      shared = shared || !mentions(target, {v});
     if (shared) k_.atomic_reductions.insert(n.reduction.get());
     int bytes = size_in_bytes(prog_.tensors.at(t->tensor).elem);
     if (shared && bytes < 4)

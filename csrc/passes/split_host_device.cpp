@@ -3,6 +3,7 @@
 #include <set>
 
 #include "ir/visitor.h"
+#include "passes/queries.h"
 
 namespace parir {
 namespace {
@@ -62,27 +63,12 @@ class HostExprCheck : public IRVisitor {
   }
 };
 
-// True when the function has any parallel loop or `with parir.gpu:` block.
-class FindParallel : public IRVisitor {
- public:
-  bool found = false;
-
- protected:
-  void visit_node(const For* n) override {
-    found = found || n->par.has_value();
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const GpuBlock*) override { found = true; }
-};
-
 class Splitter {
  public:
   explicit Splitter(const Program& p) : prog_(p) {}
 
   Lowered run() {
-    FindParallel find;
-    find.visit(prog_.body);
-    if (!find.found) no_parallel_code();
+    if (!contains_parallel_code(prog_.body, /*gpu_blocks=*/true)) no_parallel_code();
     Lowered out;
     out.plan.function = prog_.name;
     out.plan.steps = steps(prog_.body);

@@ -1,4 +1,4 @@
-// Type promotion rules (docs/types.md).
+// Type promotion rules (README.md, "Types").
 #include <gtest/gtest.h>
 
 #include "ir/types.h"

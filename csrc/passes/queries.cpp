@@ -1,0 +1,49 @@
+#include "passes/queries.h"
+
+#include "ir/visitor.h"
+
+namespace parir {
+namespace {
+
+class Mentions : public IRVisitor {
+ public:
+  explicit Mentions(const std::set<std::string>& vars) : vars_(vars) {}
+  bool found = false;
+
+ protected:
+  const std::set<std::string>& vars_;
+  void visit_node(const Var* n) override { found = found || vars_.count(n->name); }
+};
+
+class FindParallel : public IRVisitor {
+ public:
+  explicit FindParallel(bool gpu_blocks) : gpu_blocks_(gpu_blocks) {}
+  bool found = false;
+
+ protected:
+  bool gpu_blocks_;
+  void visit_node(const For* n) override {
+    found = found || n->par.has_value();
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const GpuBlock* n) override {
+    found = found || gpu_blocks_;
+    IRVisitor::visit_node(n);
+  }
+};
+
+}  // namespace
+
+bool mentions(const ExprPtr& e, const std::set<std::string>& vars) {
+  Mentions m(vars);
+  m.visit(e);
+  return m.found;
+}
+
+bool contains_parallel_code(const Body& body, bool gpu_blocks) {
+  FindParallel f(gpu_blocks);
+  f.visit(body);
+  return f.found;
+}
+
+}  // namespace parir

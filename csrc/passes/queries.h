@@ -1,0 +1,17 @@
+// Small questions passes ask of the IR.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace parir {
+
+// Does the expression read one of these variables?
+bool mentions(const ExprPtr& e, const std::set<std::string>& vars);
+
+// Does the body contain a parallel loop (or, with gpu_blocks, a `with parir.gpu:` block)?
+bool contains_parallel_code(const Body& body, bool gpu_blocks);
+
+}  // namespace parir
