@@ -151,7 +151,8 @@ def compile_source(fn_ir, args, opts, debug=False, require_cuda=True):
                          f"{len(args)} were given")
     described = [_describe_arg(n, a, require_cuda) for n, a in zip(names, args)]
     spec = {label: p._key() for label, p in opts.parallelize.items()}
-    source, log = _C.compile(fn_ir, described, spec, debug or opts.debug_print)
+    source, log = _C.compile(fn_ir, described, spec, debug or opts.debug_print,
+                             bool(opts.use_cuda_graphs))
     if log:
         print(log, file=sys.stdout)
     return source

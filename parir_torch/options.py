@@ -101,9 +101,11 @@ class CompileOptions:
       verbose_backend_resolution: explain why the CUDA backend is or is not available [False]
       includes, libs, extra_flags: passed to NVRTC ([]; libs must stay empty: NVRTC links
         nothing)
+      use_cuda_graphs: run the host-side launch sequence as one CUDA graph, captured once per
+        set of tensor addresses and replayed on the current stream [False]
       use_cuda_thread_block_clusters [False], max_thread_blocks_per_cluster [8],
-      use_cuda_graphs [False], force_int_size [None], force_float_size [None]: accepted, but a
-        value other than the default is rejected at the call until it is implemented.
+      force_int_size [None], force_float_size [None]: accepted, but a value other than the
+        default is rejected at the call until it is implemented.
     """
 
     def __init__(self, parallelize=None, **fields):
@@ -133,7 +135,6 @@ class CompileOptions:
 
 _NOT_YET = {
     "use_cuda_thread_block_clusters": False,
-    "use_cuda_graphs": False,
     "force_int_size": None,
     "force_float_size": None,
 }
@@ -152,7 +153,7 @@ def options_key(opts):
     (validate_parallel_spec). Insertion order is part of the key; two orders of one spec only
     cost a second cache entry."""
     return (tuple([(label, p._k) for label, p in opts.parallelize.items()]),
-            tuple(opts.includes), tuple(opts.extra_flags))
+            tuple(opts.includes), tuple(opts.extra_flags), opts.use_cuda_graphs)
 
 
 def validate_parallel_spec(opts):

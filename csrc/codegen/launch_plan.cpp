@@ -46,7 +46,8 @@ void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& ou
 }  // namespace
 
 std::string print_plan(const LaunchPlan& plan) {
-  std::string out = fmt::format("//@ parir.plan {}\n", plan.function);
+  std::string out = fmt::format("//@ parir.plan {}{}\n", plan.function,
+                                plan.cuda_graphs ? " cuda_graphs" : "");
   for (const auto& p : plan.params)
     out += fmt::format("//@ param {} {} strides({}) {}\n", p.name, p.type.str(),
                        fmt::join(p.type.strides, ", "), p.written ? "inout" : "in");
@@ -395,7 +396,10 @@ LaunchPlan parse_plan(const std::string& source) {
     if (l.text.rfind("parir.plan ", 0) == 0) {
       if (header) bad(l, "a second 'parir.plan' header");
       header = true;
-      plan.function = trim(l.text.substr(11));
+      auto [name, flags] = first_word(l.text.substr(11));
+      plan.function = name;
+      if (flags == "cuda_graphs") plan.cuda_graphs = true;
+      else if (!flags.empty()) bad(l, "unknown plan flag '" + flags + "' (expected cuda_graphs)");
     } else if (l.text.rfind("param ", 0) == 0) {
       plan.params.push_back(parse_param(l));
     } else {

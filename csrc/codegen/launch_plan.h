@@ -48,6 +48,9 @@ struct PlanStep {
 
 struct LaunchPlan {
   std::string function;
+  // Launch the sequence as one CUDA graph, captured once and replayed ("//@ parir.plan f
+  // cuda_graphs"); CompileOptions.use_cuda_graphs.
+  bool cuda_graphs = false;
   std::vector<PlanParam> params;
   std::vector<PlanStep> steps;
 

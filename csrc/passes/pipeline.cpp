@@ -96,6 +96,7 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   map_parallelism(prog, lowered);
   log.after("map_parallelism", dump(lowered));
 
+  lowered.plan.cuda_graphs = opts.use_cuda_graphs;
   CompileResult result;
   result.cuda = generate_cuda(prog, lowered);
   log.after("generate_cuda", result.cuda);

@@ -25,6 +25,7 @@ using ParallelSpec = std::map<std::string, LoopPar>;
 struct CompileOptions {
   ParallelSpec parallelize;
   bool debug_print = false;  // log the IR after each pass, with elapsed time
+  bool use_cuda_graphs = false;  // the launch plan runs as one CUDA graph
 };
 
 // A function specialized to its arguments: scalar parameters are gone (replaced by their values)

@@ -103,12 +103,13 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "compile",
-      [](const Function& fn, py::list args, py::dict spec, bool debug) {
+      [](const Function& fn, py::list args, py::dict spec, bool debug, bool cuda_graphs) {
         std::vector<ArgValue> values;
         for (const auto& a : args) values.push_back(to_arg(a));
         CompileOptions opts;
         opts.parallelize = to_spec(spec);
         opts.debug_print = debug;
+        opts.use_cuda_graphs = cuda_graphs;
         CompileResult r;
         {
           py::gil_scoped_release release;
@@ -117,6 +118,7 @@ PYBIND11_MODULE(_C, m) {
         return py::make_tuple(r.cuda, r.debug_log);
       },
       py::arg("fn"), py::arg("args"), py::arg("spec"), py::arg("debug") = false,
+      py::arg("cuda_graphs") = false,
       "Specializes fn to the arguments and returns (CUDA source with launch plan, debug log).");
 
   py::class_<BoundLaunch>(m, "BoundLaunch")

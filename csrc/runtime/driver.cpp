@@ -81,6 +81,13 @@ const Loaded& load() {
     sym(d.cuFuncSetAttribute, "cuFuncSetAttribute");
     sym(d.cuLaunchKernel, "cuLaunchKernel");
     sym(d.cuStreamIsCapturing, "cuStreamIsCapturing");
+    sym(d.cuStreamCreate, "cuStreamCreate");
+    sym(d.cuStreamBeginCapture_v2, "cuStreamBeginCapture_v2");
+    sym(d.cuStreamEndCapture, "cuStreamEndCapture");
+    sym(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+    sym(d.cuGraphLaunch, "cuGraphLaunch");
+    sym(d.cuGraphExecDestroy, "cuGraphExecDestroy");
+    sym(d.cuGraphDestroy, "cuGraphDestroy");
     if (!l.error.empty()) return;
     if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS)
       l.error = fmt::format("cuInit: {}", describe(d, r));

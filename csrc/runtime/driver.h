@@ -32,6 +32,15 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void**, void**);
   CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus*);
+  // CUDA graphs (CompileOptions.use_cuda_graphs). Named as the library exports them: cuda.h
+  // maps cuStreamBeginCapture and cuGraphInstantiate to these.
+  CUresult (*cuStreamCreate)(CUstream*, unsigned int);
+  CUresult (*cuStreamBeginCapture_v2)(CUstream, CUstreamCaptureMode);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph*);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
 
   // Throws parir::Error("<what>: <driver error name>: <description>") unless r == CUDA_SUCCESS.
   void check(CUresult r, const char* what) const;

@@ -62,6 +62,11 @@ void kernel_names(const std::vector<PlanStep>& steps, std::vector<std::string>& 
 struct Program::Module {
   CUmodule module = nullptr;
   std::unordered_map<std::string, CUfunction> functions;
+  // With cuda_graphs: the plan captured for the tensors at `graph_params`, and the stream it
+  // is captured on (the legacy default stream cannot be captured). Guarded by Program::mutex_.
+  CUstream capture_stream = nullptr;
+  CUgraphExec graph = nullptr;
+  std::vector<void*> graph_params;
 };
 
 Program::Program(std::string cuda_source, NvrtcOptions options)
@@ -111,6 +116,44 @@ void Program::launch(int device, CUstream stream, const std::vector<void*>& para
   const Module& mod = module_for(device, stream);
   const Driver& drv = Driver::get();
   make_context_current(device);
+  if (!plan_.cuda_graphs) return launch_plan(mod, stream, params);
+
+  // Inside a capture that PyTorch (or the user) started, the launches join that graph.
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  drv.check(drv.cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing");
+  if (status != CU_STREAM_CAPTURE_STATUS_NONE) return launch_plan(mod, stream, params);
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  Module& m = const_cast<Module&>(mod);
+  if (!m.graph || m.graph_params != params) {
+    // Kernel arguments are part of a captured graph: new tensors need a new capture.
+    if (!m.capture_stream)
+      drv.check(drv.cuStreamCreate(&m.capture_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    drv.check(drv.cuStreamBeginCapture_v2(m.capture_stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              "cuStreamBeginCapture");
+    CUgraph graph = nullptr;
+    try {
+      launch_plan(mod, m.capture_stream, params);
+    } catch (...) {
+      drv.cuStreamEndCapture(m.capture_stream, &graph);
+      if (graph) drv.cuGraphDestroy(graph);
+      throw;
+    }
+    drv.check(drv.cuStreamEndCapture(m.capture_stream, &graph), "cuStreamEndCapture");
+    CUgraphExec exec = nullptr;
+    CUresult r = drv.cuGraphInstantiateWithFlags(&exec, graph, 0);
+    drv.cuGraphDestroy(graph);
+    drv.check(r, "cuGraphInstantiate");
+    if (m.graph) drv.cuGraphExecDestroy(m.graph);  // freed once its launches complete
+    m.graph = exec;
+    m.graph_params = params;
+  }
+  drv.check(drv.cuGraphLaunch(m.graph, stream), "cuGraphLaunch");
+}
+
+void Program::launch_plan(const Module& mod, CUstream stream,
+                          const std::vector<void*>& params) const {
+  const Driver& drv = Driver::get();
   run_plan(plan_, [&](const PlanStep& step, const HostEnv& env) {
     if (step.grid == 0) return;  // an empty parallel range: nothing to run
     // Kernel arguments: tensor pointers and host loop variables, each passed by address.
@@ -137,8 +180,8 @@ void Program::launch(int device, CUstream stream, const std::vector<void*>& para
       ints.push_back(v->second);
       args.push_back(&ints.back());
     }
-    drv.check(drv.cuLaunchKernel(mod.functions.at(step.kernel), static_cast<unsigned>(step.grid), 1, 1,
-                                 static_cast<unsigned>(step.block), 1, 1,
+    drv.check(drv.cuLaunchKernel(mod.functions.at(step.kernel), static_cast<unsigned>(step.grid),
+                                 1, 1, static_cast<unsigned>(step.block), 1, 1,
                                  static_cast<unsigned>(step.shared_bytes), stream, args.data(),
                                  nullptr),
               "cuLaunchKernel");

@@ -35,7 +35,8 @@ class Program {
 
   // Runs the plan on device `device` and stream `stream`. params[i] is the device pointer of
   // plan().params[i]. Compiles and loads the module on first use on a device; that may not
-  // happen while the stream is being captured into a CUDA graph (an error says so).
+  // happen while the stream is being captured into a CUDA graph (an error says so). A plan with
+  // cuda_graphs is captured into a graph once per set of tensor addresses and replayed.
   void launch(int device, CUstream stream, const std::vector<void*>& params) const;
 
   // Compiles and loads for `device` now (e.g. before a CUDA graph capture).
@@ -44,6 +45,8 @@ class Program {
  private:
   struct Module;
   const Module& module_for(int device, CUstream stream) const;
+  // The plan's launches, one by one, on `stream`.
+  void launch_plan(const Module& mod, CUstream stream, const std::vector<void*>& params) const;
 
   std::string source_;
   NvrtcOptions options_;

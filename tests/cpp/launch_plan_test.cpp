@@ -30,6 +30,15 @@ TEST(LaunchPlan, ParsesAndRoundTrips) {
   EXPECT_EQ(print_plan(again), print_plan(plan));
 }
 
+TEST(LaunchPlan, CudaGraphsFlagRoundTrips) {
+  std::string src = kSource;
+  src.replace(src.find("parir.plan jacobi"), 17, "parir.plan jacobi cuda_graphs");
+  LaunchPlan plan = parse_plan(src);
+  EXPECT_TRUE(plan.cuda_graphs);
+  EXPECT_TRUE(parse_plan(print_plan(plan)).cuda_graphs);
+  EXPECT_FALSE(parse_plan(kSource).cuda_graphs);
+}
+
 TEST(LaunchPlan, RunsLoopsAndConditions) {
   LaunchPlan plan = parse_plan(kSource);
   std::vector<std::string> launches;

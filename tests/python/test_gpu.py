@@ -156,3 +156,43 @@ def test_siblings_with_different_parallelism_run_as_separate_kernels():
                                           "b": parir.threads(4096)}))
     ref = torch.arange(5000, device="cuda", dtype=torch.float32).expand(2, 5000)
     assert torch.equal(x, ref) and torch.equal(y, 2 * ref)
+
+
+@pytest.mark.parametrize("graphs", [False, True])
+def test_cuda_graphs_option_replays_the_host_loop(graphs, rng):
+    from programs import repeated_scale
+
+    x = torch.rand(3000, generator=rng).cuda()
+    ref = x.double().clone()
+    for t in range(50):
+        ref = ref * 0.5 + t
+    opts = parir.par({"i": parir.threads(3000)})
+    opts.use_cuda_graphs = graphs
+    y = x.clone()
+    repeated_scale(y, 50, 3000, opts=opts)
+    check_close(y, ref, "first call")
+    # A second call on the same tensor replays the graph; another tensor is captured again.
+    y.copy_(x)
+    repeated_scale(y, 50, 3000, opts=opts)
+    check_close(y, ref, "replay")
+    z = x.clone()
+    repeated_scale(z, 50, 3000, opts=opts)
+    check_close(z, ref, "new tensor")
+    src = parir.print_compiled(repeated_scale, [y, 50, 3000], opts)
+    assert ("//@ parir.plan repeated_scale cuda_graphs" in src) == graphs
+
+
+def test_eager_calls_inside_torch_cuda_graph_capture(rng):
+    case = case_axpy(5000, rng, "cuda")
+    a, x, y, out, n = case["args"]
+    opts = parir.par(case["spec"])
+    axpy(a, x, y, out, n, opts=opts)  # compiles and loads before the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        axpy(a, x, y, out, n, opts=opts)
+    out.fill_(float("nan"))
+    x.mul_(2.0)
+    graph.replay()
+    torch.cuda.synchronize()
+    check_close(out, a * x.double() + y.double(), "graph replay")
