@@ -152,7 +152,9 @@ def compile_source(fn_ir, args, opts, debug=False, require_cuda=True):
     described = [_describe_arg(n, a, require_cuda) for n, a in zip(names, args)]
     spec = {label: p._key() for label, p in opts.parallelize.items()}
     source, log = _C.compile(fn_ir, described, spec, debug or opts.debug_print,
-                             bool(opts.use_cuda_graphs))
+                             bool(opts.use_cuda_graphs),
+                             bool(opts.use_cuda_thread_block_clusters),
+                             int(opts.max_thread_blocks_per_cluster))
     if log:
         print(log, file=sys.stdout)
     return source

@@ -103,7 +103,10 @@ class CompileOptions:
         nothing)
       use_cuda_graphs: run the host-side launch sequence as one CUDA graph, captured once per
         set of tensor addresses and replayed on the current stream [False]
-      use_cuda_thread_block_clusters [False], max_thread_blocks_per_cluster [8],
+      use_cuda_thread_block_clusters: reductions over several blocks (at most
+        max_thread_blocks_per_cluster of them, a power of two up to 16) run those blocks as a
+        thread block cluster and combine through distributed shared memory instead of global
+        atomics; needs compute capability 9.0 [False, 8]
       force_int_size [None], force_float_size [None]: accepted, but a value other than the
         default is rejected at the call until it is implemented.
     """
@@ -134,7 +137,6 @@ class CompileOptions:
 
 
 _NOT_YET = {
-    "use_cuda_thread_block_clusters": False,
     "force_int_size": None,
     "force_float_size": None,
 }
@@ -153,7 +155,8 @@ def options_key(opts):
     (validate_parallel_spec). Insertion order is part of the key; two orders of one spec only
     cost a second cache entry."""
     return (tuple([(label, p._k) for label, p in opts.parallelize.items()]),
-            tuple(opts.includes), tuple(opts.extra_flags), opts.use_cuda_graphs)
+            tuple(opts.includes), tuple(opts.extra_flags), opts.use_cuda_graphs,
+            opts.use_cuda_thread_block_clusters, opts.max_thread_blocks_per_cluster)
 
 
 def validate_parallel_spec(opts):

@@ -166,7 +166,9 @@ class KernelPrinter {
     for (size_t d = 0; d < k_.levels.size(); ++d)
       desc.push_back(fmt::format("level {}: {} {}", d, k_.levels[d].count,
                                  k_.levels[d].threads ? "threads" : "blocks"));
-    line(fmt::format("// grid({}) block({}); {}", k_.grid(), k_.tpb, fmt::join(desc, ", ")));
+    line(fmt::format("// grid({}) block({}){}; {}", k_.grid(), k_.tpb,
+                     k_.cluster > 1 ? fmt::format(" cluster({})", k_.cluster) : "",
+                     fmt::join(desc, ", ")));
     size_t nblock_levels = k_.levels.size() - (k_.has_thread_level() ? 1 : 0);
     bool decode = k_.grid() > 1;
     if (decode) line("int64_t parir_block = blockIdx.x;");
@@ -351,13 +353,19 @@ class KernelPrinter {
   void reduction_result(const Reduction& r) {
     const std::string& acc = r.acc;
     line(fmt::format("{} = parir::block_reduce({}, {}());", acc, acc, op_struct(r.op)));
+    bool clustered = k_.cluster > 1;
+    if (clustered)
+      line(fmt::format("{} = parir::cluster_reduce({}, {}());", acc, acc, op_struct(r.op)));
+    // One thread writes a tensor target: of each block, or of each cluster.
+    std::string writer =
+        clustered ? "threadIdx.x == 0 && parir::cluster_rank() == 0" : "threadIdx.x == 0";
     Type t = r.target->type;
     ExprPtr acc_in_t = var(r.acc, r.target->loc, r.acc_type);
     if (r.acc_type.scalar != t.scalar) acc_in_t = std::make_shared<Cast>(acc_in_t, t, r.target->loc);
     bool tensor = r.target->as<Load>() != nullptr;
     if (tensor && k_.atomic_reductions.count(&r)) {
-      line(fmt::format("if (threadIdx.x == 0) parir::atomic_combine({}(), &{}, {});",
-                       op_struct(r.op), expr(r.target), expr(acc_in_t)));
+      line(fmt::format("if ({}) parir::atomic_combine({}(), &{}, {});", writer, op_struct(r.op),
+                       expr(r.target), expr(acc_in_t)));
       return;
     }
     ExprPtr combined;
@@ -376,7 +384,7 @@ class KernelPrinter {
         break;
     }
     std::string text = fmt::format("{} = {};", expr(r.target), expr(combined));
-    line(tensor ? "if (threadIdx.x == 0) " + text : text);
+    line(tensor ? fmt::format("if ({}) {}", writer, text) : text);
   }
 
   // ----- expressions ----------------------------------------------------------------------

@@ -37,6 +37,7 @@ void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& ou
       case PlanStep::Kind::Launch:
         out += fmt::format("{}launch {} grid({}) block({})", pad, s.kernel, s.grid, s.block);
         if (s.shared_bytes) out += fmt::format(" shared({})", s.shared_bytes);
+        if (s.cluster > 1) out += fmt::format(" cluster({})", s.cluster);
         out += fmt::format(" ({})\n", fmt::join(s.args, ", "));
         break;
     }
@@ -295,6 +296,10 @@ PlanStep parse_launch(const Line& l) {
   s.block = to_int(l, trim(group(l, l.text, pos, "block")));
   if (l.text.find("shared(", pos) != std::string::npos)
     s.shared_bytes = to_int(l, trim(group(l, l.text, pos, "shared")));
+  if (l.text.find("cluster(", pos) != std::string::npos)
+    s.cluster = to_int(l, trim(group(l, l.text, pos, "cluster")));
+  if (s.cluster < 1 || s.cluster > 16 || (s.cluster > 1 && s.grid % s.cluster != 0))
+    bad(l, "a cluster holds 1 to 16 blocks and divides the grid");
   s.args = split_commas(group(l, l.text, pos, ""));
   if (s.kernel.empty() || s.grid < 0 || s.block < 1 || s.block > 1024)
     bad(l, "expected 'launch KERNEL grid(G) block(B) (ARGS)' with 1 <= B <= 1024");

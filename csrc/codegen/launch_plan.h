@@ -14,6 +14,8 @@
 //   //@   launch jacobi_0 grid(98) block(128) (A, B)
 //   //@   launch jacobi_1 grid(98) block(128) (B, A)
 //
+// A launch may add shared(bytes) and cluster(blocks) after block(...).
+//
 // Expressions in loop bounds and conditions are int64 Python expressions over host loop
 // variables: literals, names, + - * // % << >> & | ^, comparisons, and/or/not, parentheses.
 #pragma once
@@ -43,6 +45,7 @@ struct PlanStep {
   // Launch
   std::string kernel;
   int64_t grid = 1, block = 1, shared_bytes = 0;
+  int64_t cluster = 1;  // thread block cluster size (blocks), when > 1
   std::vector<std::string> args;  // tensor parameters and host loop variables, in order
 };
 

@@ -153,6 +153,74 @@ template <typename T, typename Op> PARIR_FN T block_reduce(T v, Op op) {
   return v;
 }
 
+// ----- thread block clusters (sm_90+), for CompileOptions.use_cuda_thread_block_clusters -----
+
+PARIR_FN unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+PARIR_FN unsigned cluster_size() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
+  return r;
+}
+// A barrier over every thread of every block of the cluster, ordering shared-memory accesses.
+PARIR_FN void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
+               ::: "memory");
+}
+// The address of block `rank`'s copy of the shared variable at p, for ld.shared::cluster.
+PARIR_FN unsigned cluster_map(const void* p, unsigned rank) {
+  unsigned local = (unsigned)__cvta_generic_to_shared(p), remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+PARIR_FN float cluster_load(const float*, unsigned a) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+  return v;
+}
+PARIR_FN double cluster_load(const double*, unsigned a) {
+  double v;
+  asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(a) : "memory");
+  return v;
+}
+PARIR_FN int32_t cluster_load(const int32_t*, unsigned a) {
+  int32_t v;
+  asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
+  return v;
+}
+PARIR_FN uint32_t cluster_load(const uint32_t*, unsigned a) {
+  uint32_t v;
+  asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
+  return v;
+}
+PARIR_FN int64_t cluster_load(const int64_t*, unsigned a) {
+  int64_t v;
+  asm volatile("ld.shared::cluster.s64 %0, [%1];" : "=l"(v) : "r"(a) : "memory");
+  return v;
+}
+PARIR_FN uint64_t cluster_load(const uint64_t*, unsigned a) {
+  uint64_t v;
+  asm volatile("ld.shared::cluster.u64 %0, [%1];" : "=l"(v) : "r"(a) : "memory");
+  return v;
+}
+
+// Combines the blocks' values `v` (each block's result of block_reduce) over the cluster
+// through distributed shared memory; every thread of every block gets the result, combined in
+// the same order everywhere. All threads of all blocks of the cluster must call it.
+template <typename T, typename Op> PARIR_FN T cluster_reduce(T v, Op op) {
+  __shared__ T slot;
+  if (threadIdx.x == 0) slot = v;
+  cluster_sync();
+  T total = Op::template identity<T>();
+  const unsigned n = cluster_size();
+  for (unsigned r = 0; r < n; ++r) total = op(total, cluster_load(&slot, cluster_map(&slot, r)));
+  cluster_sync();  // no block reuses or frees its slot while another may still read it
+  return total;
+}
+
 // *p = op(*p, v) atomically, for reductions that span several blocks.
 template <typename T, typename U> PARIR_FN T bit_cast(U u) {
   union { U u; T t; } x;

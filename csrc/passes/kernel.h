@@ -21,6 +21,7 @@ struct Kernel {
   std::vector<ParLevel> levels; // outermost first; a GpuBlock root is a level of count 1
   int64_t tpb = 1;              // threads per block (blockDim.x)
   int64_t inner_blocks = 1;     // blocks that the innermost level spans
+  int64_t cluster = 1;          // > 1: those blocks form a thread block cluster
   std::vector<std::string> tensors;    // tensor parameters used, in parameter order
   std::vector<std::string> written;    // the subset the kernel stores to
   std::vector<std::string> host_vars;  // host loop variables the kernel reads (int64)

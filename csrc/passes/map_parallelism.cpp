@@ -145,10 +145,11 @@ class KernelScan : public IRVisitor {
     const ExprPtr& target = n.reduction->target;
     if (auto v = target->as<Var>()) {
       visit(target);
-      if (k_.inner_blocks > 1)
+      if (k_.inner_blocks > 1 && k_.cluster == 1)
         prog_.error(n.loc, fmt::format("the reduction into local '{}' runs on {} blocks, which "
                                        "cannot combine their results into a local; use at most "
-                                       "{} threads, or reduce into a tensor element",
+                                       "{} threads, reduce into a tensor element, or enable "
+                                       "use_cuda_thread_block_clusters",
                                        v->name, k_.inner_blocks, k_.tpb));
       assigned_.insert(v->name);
       escaped_.erase(v->name);
@@ -160,7 +161,7 @@ class KernelScan : public IRVisitor {
     written.insert(t->tensor);
     // Blocks share the target when the loop spans several, or when the target does not
     // depend on the variable of some enclosing loop over blocks.
-    bool shared = k_.inner_blocks > 1;
+    bool shared = k_.inner_blocks > 1 && k_.cluster == 1;
     for (const auto& v : block_vars_)
       shared = shared || !mentions(target, {v});
     if (shared) k_.atomic_reductions.insert(n.reduction.get());
@@ -176,7 +177,22 @@ class KernelScan : public IRVisitor {
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-void map_kernel(const Program& prog, Kernel& k) {
+bool has_reduction(const StmtPtr& s) {
+  class Find : public IRVisitor {
+   public:
+    bool found = false;
+
+   protected:
+    void visit_node(const For* n) override {
+      found = found || n->reduction != nullptr;
+      IRVisitor::visit_node(n);
+    }
+  } f;
+  f.visit(s);
+  return f.found;
+}
+
+void map_kernel(const Program& prog, Kernel& k, const CompileOptions& opts) {
   LevelCollector collect;
   bool gpu_root = k.root->as<GpuBlock>() != nullptr;
   if (gpu_root) collect.depth = 1;  // the block itself is level 0
@@ -242,6 +258,9 @@ void map_kernel(const Program& prog, Kernel& k) {
     k.tpb = 1;
     k.inner_blocks = 1;
   }
+  if (opts.use_clusters && k.inner_blocks > 1 && k.inner_blocks <= opts.max_blocks_per_cluster &&
+      has_reduction(k.root))
+    k.cluster = k.inner_blocks;
   // Guard the product against overflow before comparing it with the limit.
   double grid = static_cast<double>(k.inner_blocks);
   for (const auto& l : k.levels)
@@ -268,10 +287,13 @@ void map_kernel(const Program& prog, Kernel& k) {
 
 }  // namespace
 
-void map_parallelism(const Program& prog, Lowered& lowered) {
+void map_parallelism(const Program& prog, Lowered& lowered, const CompileOptions& opts) {
+  int64_t m = opts.max_blocks_per_cluster;
+  if (opts.use_clusters && (m < 1 || m > 16 || (m & (m - 1)) != 0))
+    fail("max_thread_blocks_per_cluster must be a power of two from 1 to 16 (got {})", m);
   std::set<std::string> written;
   for (auto& k : lowered.kernels) {
-    map_kernel(prog, k);
+    map_kernel(prog, k, opts);
     written.insert(k.written.begin(), k.written.end());
   }
   // The plan lists every tensor parameter, so a call passes the same tensors as the function.
@@ -287,6 +309,7 @@ void map_parallelism(const Program& prog, Lowered& lowered) {
         const Kernel& k = *by_name.at(s.kernel);
         s.grid = k.grid();
         s.block = k.tpb;
+        s.cluster = k.cluster;
         s.args = k.tensors;
         s.args.insert(s.args.end(), k.host_vars.begin(), k.host_vars.end());
       }

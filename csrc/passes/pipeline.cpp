@@ -93,7 +93,7 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   log.after("split_host_device", dump(lowered));
 
   // Parallel levels map onto blocks and threads.
-  map_parallelism(prog, lowered);
+  map_parallelism(prog, lowered, opts);
   log.after("map_parallelism", dump(lowered));
 
   lowered.plan.cuda_graphs = opts.use_cuda_graphs;

@@ -26,6 +26,9 @@ struct CompileOptions {
   ParallelSpec parallelize;
   bool debug_print = false;  // log the IR after each pass, with elapsed time
   bool use_cuda_graphs = false;  // the launch plan runs as one CUDA graph
+  // Multi-block reductions combine through thread block clusters of at most this many blocks.
+  bool use_clusters = false;
+  int64_t max_blocks_per_cluster = 8;
 };
 
 // A function specialized to its arguments: scalar parameters are gone (replaced by their values)

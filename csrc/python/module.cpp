@@ -103,13 +103,16 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "compile",
-      [](const Function& fn, py::list args, py::dict spec, bool debug, bool cuda_graphs) {
+      [](const Function& fn, py::list args, py::dict spec, bool debug, bool cuda_graphs,
+         bool clusters, int64_t max_blocks_per_cluster) {
         std::vector<ArgValue> values;
         for (const auto& a : args) values.push_back(to_arg(a));
         CompileOptions opts;
         opts.parallelize = to_spec(spec);
         opts.debug_print = debug;
         opts.use_cuda_graphs = cuda_graphs;
+        opts.use_clusters = clusters;
+        opts.max_blocks_per_cluster = max_blocks_per_cluster;
         CompileResult r;
         {
           py::gil_scoped_release release;
@@ -118,7 +121,8 @@ PYBIND11_MODULE(_C, m) {
         return py::make_tuple(r.cuda, r.debug_log);
       },
       py::arg("fn"), py::arg("args"), py::arg("spec"), py::arg("debug") = false,
-      py::arg("cuda_graphs") = false,
+      py::arg("cuda_graphs") = false, py::arg("clusters") = false,
+      py::arg("max_blocks_per_cluster") = 8,
       "Specializes fn to the arguments and returns (CUDA source with launch plan, debug log).");
 
   py::class_<BoundLaunch>(m, "BoundLaunch")

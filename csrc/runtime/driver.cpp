@@ -88,6 +88,7 @@ const Loaded& load() {
     sym(d.cuGraphLaunch, "cuGraphLaunch");
     sym(d.cuGraphExecDestroy, "cuGraphExecDestroy");
     sym(d.cuGraphDestroy, "cuGraphDestroy");
+    sym(d.cuLaunchKernelEx, "cuLaunchKernelEx");
     if (!l.error.empty()) return;
     if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS)
       l.error = fmt::format("cuInit: {}", describe(d, r));

@@ -41,6 +41,8 @@ struct Driver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  // Launches with a thread block cluster size.
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
 
   // Throws parir::Error("<what>: <driver error name>: <description>") unless r == CUDA_SUCCESS.
   void check(CUresult r, const char* what) const;

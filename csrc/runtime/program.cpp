@@ -1,6 +1,7 @@
 #include "runtime/program.h"
 
 #include <list>
+#include <map>
 #include <unordered_map>
 
 #include "codegen/prelude.h"
@@ -49,9 +50,10 @@ CUfunction lookup_function(const Driver& drv, CUmodule module, const std::string
   return f;
 }
 
-void kernel_names(const std::vector<PlanStep>& steps, std::vector<std::string>& out) {
+// Every launched kernel, with the largest cluster it is launched with.
+void kernel_names(const std::vector<PlanStep>& steps, std::map<std::string, int64_t>& out) {
   for (const auto& s : steps) {
-    if (s.kind == PlanStep::Kind::Launch) out.push_back(s.kernel);
+    if (s.kind == PlanStep::Kind::Launch) out[s.kernel] = std::max(out[s.kernel], s.cluster);
     kernel_names(s.body, out);
     kernel_names(s.else_body, out);
   }
@@ -99,10 +101,15 @@ const Program::Module& Program::module_for(int device, CUstream stream) const {
   auto m = std::make_unique<Module>();
   drv.check(drv.cuModuleLoadData(&m->module, bin.binary.data()), "cuModuleLoadData");
   // Resolve every kernel now, so that launching needs no lock and no lookup by name.
-  std::vector<std::string> names;
+  std::map<std::string, int64_t> names;
   kernel_names(plan_.steps, names);
-  for (const auto& name : names)
-    if (!m->functions.count(name)) m->functions[name] = lookup_function(drv, m->module, name);
+  for (const auto& [name, cluster] : names) {
+    CUfunction f = lookup_function(drv, m->module, name);
+    if (cluster > 8)  // beyond the portable cluster size (H100 and H200 allow 16)
+      drv.check(drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+                "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
+    m->functions[name] = f;
+  }
   modules_[device] = std::move(m);
   return *modules_[device];
 }
@@ -180,8 +187,26 @@ void Program::launch_plan(const Module& mod, CUstream stream,
       ints.push_back(v->second);
       args.push_back(&ints.back());
     }
-    drv.check(drv.cuLaunchKernel(mod.functions.at(step.kernel), static_cast<unsigned>(step.grid),
-                                 1, 1, static_cast<unsigned>(step.block), 1, 1,
+    CUfunction f = mod.functions.at(step.kernel);
+    if (step.cluster > 1) {
+      CUlaunchAttribute cluster{};
+      cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      cluster.value.clusterDim.x = static_cast<unsigned>(step.cluster);
+      cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = static_cast<unsigned>(step.grid);
+      config.gridDimY = config.gridDimZ = 1;
+      config.blockDimX = static_cast<unsigned>(step.block);
+      config.blockDimY = config.blockDimZ = 1;
+      config.sharedMemBytes = static_cast<unsigned>(step.shared_bytes);
+      config.hStream = stream;
+      config.attrs = &cluster;
+      config.numAttrs = 1;
+      drv.check(drv.cuLaunchKernelEx(&config, f, args.data(), nullptr), "cuLaunchKernelEx");
+      return;
+    }
+    drv.check(drv.cuLaunchKernel(f, static_cast<unsigned>(step.grid), 1, 1,
+                                 static_cast<unsigned>(step.block), 1, 1,
                                  static_cast<unsigned>(step.shared_bytes), stream, args.data(),
                                  nullptr),
               "cuLaunchKernel");

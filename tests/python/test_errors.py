@@ -241,8 +241,8 @@ def test_unimplemented_options_are_rejected_not_ignored():
             x[i] = 1.0
 
     opts = parir.par({"i": parir.threads(10)})
-    opts.use_cuda_thread_block_clusters = True
-    with pytest.raises(parir.ParirError, match="use_cuda_thread_block_clusters"):
+    opts.force_int_size = "int32"
+    with pytest.raises(parir.ParirError, match="force_int_size"):
         parir.print_compiled(f, [x10(), 10], opts)
 
 

@@ -181,3 +181,63 @@ def test_gpu_block_and_conditional_count(rng):
     cnt = torch.zeros(1, dtype=torch.int64, device="cuda")
     count_positive(x, cnt, 1000, opts=parir.par({"i": parir.threads(1000).reduce()}))
     assert cnt.item() == (x > 0).sum().item()
+
+
+# ----- thread block clusters ----------------------------------------------------------------
+
+
+def cluster_opts(spec, max_blocks=8):
+    opts = parir.par(spec)
+    opts.use_cuda_thread_block_clusters = True
+    opts.max_thread_blocks_per_cluster = max_blocks
+    return opts
+
+
+def test_cluster_reductions_compile_for_sm90():
+    x, out = torch.ones(5000), torch.ones(1)
+    src = parir.print_compiled(total_sum, [x, out, 5000],
+                               cluster_opts({"i": parir.threads(5000).reduce()}))
+    assert "//@ launch total_sum grid(5) block(1024) cluster(5) (x, out)" in src
+    assert "parir::cluster_reduce(acc0, parir::Sum())" in src
+    assert "atomic_combine" not in src  # the cluster spans the whole reduction
+    _C.nvrtc_compile(src, "sm_90")
+    # Beyond max_thread_blocks_per_cluster the reduction falls back to atomics.
+    src = parir.print_compiled(total_sum, [torch.ones(20000), out, 20000],
+                               cluster_opts({"i": parir.threads(20000).reduce()}))
+    assert "cluster(" not in src.split("//@")[1] and "atomic_combine" in src
+
+
+def test_cluster_size_must_be_a_power_of_two():
+    with pytest.raises(parir.ParirError, match="power of two"):
+        parir.print_compiled(total_sum, [torch.ones(10), torch.ones(1), 10],
+                             cluster_opts({"i": parir.threads(10).reduce()}, max_blocks=6))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1025, 3000, 8192, 16000])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_cluster_reductions_match_torch(op, dtype, n, rng):
+    x = data(op, n, dtype, "cuda", rng)
+    init = initial(op, dtype)
+    out = torch.full((1,), init, dtype=dtype, device="cuda")
+    OPS[op](x, out, n, opts=cluster_opts({"i": parir.threads(n).reduce()}, max_blocks=16))
+    ref = reference(op, x, init)
+    if dtype.is_floating_point:
+        tol = 1e-4 if dtype == torch.float32 else 1e-10
+        torch.testing.assert_close(out.cpu().double()[0], ref.double(), rtol=tol, atol=tol * n ** 0.5)
+    else:
+        assert out.item() == ref.item()
+
+
+@pytest.mark.gpu
+def test_cluster_reduction_into_a_local_and_per_row(rng):
+    n, m = 37, 4000  # 4 blocks per row, one cluster per row
+    x = torch.randn(n, m, generator=rng).cuda()
+    y = torch.full((n,), float("nan"), device="cuda")
+    spec = {"N": parir.threads(n), "M": parir.threads(m).reduce()}
+    row_max_local(x, y, n, m, opts=cluster_opts(spec))
+    check_close(y, x.max(1).values, "row max through clusters")
+    y.zero_()
+    sum_rows(x, y, n, m, opts=cluster_opts(spec))
+    torch.testing.assert_close(y, x.sum(1), rtol=1e-4, atol=1e-3)
