@@ -17,7 +17,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import parir_torch as parir  # noqa: E402
 from timing import cuda_time_ms  # noqa: E402
-from kernels import col_sums, softmax_rows, sum_rows_reduce, total_sum  # noqa: E402
+from kernels import col_sums, row_max, softmax_rows, sum_rows_reduce, total_sum  # noqa: E402
 
 
 def main():
@@ -48,6 +48,11 @@ def main():
     spec = parir.par({"N": parir.threads(N), "M": parir.threads(1024).reduce()})
     record("row sums 16384x8192", lambda: (y.zero_(), sum_rows_reduce(x, y, N, M, opts=spec)),
            lambda: x.sum(1), x.numel() * 4, y, x.double().sum(1))
+
+    ym = torch.zeros(N, device="cuda")
+    spec = parir.par({"N": parir.threads(N), "M": parir.threads(1024)})
+    record("row max 16384x8192", lambda: row_max(x, ym, N, M, opts=spec),
+           lambda: torch.amax(x, 1), x.numel() * 4, ym, x.double().amax(1))
 
     yc = torch.zeros(M, device="cuda")
     R = 64

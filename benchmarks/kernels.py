@@ -66,3 +66,10 @@ def softmax_rows(x, out, N, M):
         s = parir.sum(out[i, :])
         parir.label('M')
         out[i, :] /= s
+
+
+@parir.jit
+def row_max(x, y, N, M):
+    parir.label('N')
+    parir.label('M')
+    y[:] = parir.max(x[:, :], axis=1)

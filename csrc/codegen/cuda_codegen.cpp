@@ -191,6 +191,15 @@ class KernelPrinter {
     }
   }
 
+  // The thread that writes for a block, or for a cluster of blocks.
+  std::string writer() const {
+    return k_.cluster > 1 ? "threadIdx.x == 0 && parir::cluster_rank() == 0" : "threadIdx.x == 0";
+  }
+  // The barrier between the threads that share block-level code.
+  std::string barrier() const {
+    return k_.cluster > 1 ? "parir::cluster_sync();" : "__syncthreads();";
+  }
+
   bool at_block_level() const {
     return k_.has_thread_level() && depth_ < static_cast<int>(k_.levels.size());
   }
@@ -229,11 +238,11 @@ class KernelPrinter {
   void assign(const Assign& a) {
     std::string text = fmt::format("{} = {};", expr(a.target), expr(a.value));
     if (a.target->as<Load>() && at_block_level()) {
-      // Outside the thread-level loops every thread of the block runs this statement: one
-      // thread writes, and barriers order the write with the threads' other accesses.
-      line("__syncthreads();");
-      line(fmt::format("if (threadIdx.x == 0) {}", text));
-      line("__syncthreads();");
+      // Outside the thread-level loops every thread of the block (of the cluster) runs this
+      // statement: one thread writes, and barriers order the write with the others' accesses.
+      line(barrier());
+      line(fmt::format("if ({}) {}", writer(), text));
+      line(barrier());
       return;
     }
     line(text);
@@ -330,7 +339,7 @@ class KernelPrinter {
       --indent_;
       line("}");
     }
-    if (level.threads && depth_ > 0 && at_block_level()) line("__syncthreads();");
+    if (level.threads && depth_ > 0 && at_block_level()) line(barrier());
   }
 
   static std::string op_struct(ReduceOp op) {
@@ -353,18 +362,14 @@ class KernelPrinter {
   void reduction_result(const Reduction& r) {
     const std::string& acc = r.acc;
     line(fmt::format("{} = parir::block_reduce({}, {}());", acc, acc, op_struct(r.op)));
-    bool clustered = k_.cluster > 1;
-    if (clustered)
+    if (k_.cluster > 1)
       line(fmt::format("{} = parir::cluster_reduce({}, {}());", acc, acc, op_struct(r.op)));
-    // One thread writes a tensor target: of each block, or of each cluster.
-    std::string writer =
-        clustered ? "threadIdx.x == 0 && parir::cluster_rank() == 0" : "threadIdx.x == 0";
     Type t = r.target->type;
     ExprPtr acc_in_t = var(r.acc, r.target->loc, r.acc_type);
     if (r.acc_type.scalar != t.scalar) acc_in_t = std::make_shared<Cast>(acc_in_t, t, r.target->loc);
     bool tensor = r.target->as<Load>() != nullptr;
     if (tensor && k_.atomic_reductions.count(&r)) {
-      line(fmt::format("if ({}) parir::atomic_combine({}(), &{}, {});", writer, op_struct(r.op),
+      line(fmt::format("if ({}) parir::atomic_combine({}(), &{}, {});", writer(), op_struct(r.op),
                        expr(r.target), expr(acc_in_t)));
       return;
     }
@@ -384,7 +389,7 @@ class KernelPrinter {
         break;
     }
     std::string text = fmt::format("{} = {};", expr(r.target), expr(combined));
-    line(tensor ? fmt::format("if ({}) {}", writer, text) : text);
+    line(tensor ? fmt::format("if ({}) {}", writer(), text) : text);
   }
 
   // ----- expressions ----------------------------------------------------------------------

@@ -271,7 +271,9 @@ void map_kernel(const Program& prog, Kernel& k, const CompileOptions& opts) {
                                         grid, kMaxGrid));
 
   int thread_depth = has_threads ? static_cast<int>(k.levels.size()) - 1 : -1;
-  KernelScan scan(prog, k, gpu_root ? 1 : 0, thread_depth, k.inner_blocks == 1);
+  // Writes outside the thread loops need one writer that all the inner level's blocks wait
+  // for: a single block, or a cluster (whose barrier spans its blocks).
+  KernelScan scan(prog, k, gpu_root ? 1 : 0, thread_depth, k.inner_blocks == 1 || k.cluster > 1);
   if (gpu_root) {
     scan.visit(k.root->as<GpuBlock>()->body);
   } else {

@@ -25,6 +25,7 @@ def test_benchmark_kernels_compile():
         (kernels.col_sums, [x, torch.ones(4, m), yc, n, m, 4],
          {"R": parir.threads(4), "M": parir.threads(m)}),
         (kernels.total_sum, [flat, one, n * m], {"i": parir.threads(2048).reduce()}),
+        (kernels.row_max, [x, y, n, m], {"N": parir.threads(n), "M": parir.threads(32)}),
         (kernels.softmax_rows, [x, x.clone(), n, m], {"N": parir.threads(n), "M": parir.threads(32)}),
     ]
     for fn, args, spec in programs:
