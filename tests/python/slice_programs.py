@@ -84,3 +84,36 @@ def matrix_extremes(x, out):
     parir.label('i')
     parir.label('j')
     out[2] = parir.prod(x[:2, :2])
+
+
+@parir.jit
+def slice_sum(x, out):
+    parir.label('i')
+    out[0] = parir.sum(x[:])
+
+
+@parir.jit
+def slice_prod(x, out):
+    parir.label('i')
+    out[0] = parir.prod(x[:])
+
+
+@parir.jit
+def slice_min(x, out):
+    parir.label('i')
+    out[0] = parir.min(x[:])
+
+
+@parir.jit
+def slice_max(x, out):
+    parir.label('i')
+    out[0] = parir.max(x[:])
+
+
+@parir.jit
+def slice_row_reduce(x, y, N, M):
+    # Inside a parallel loop: the reduction accumulates into a local, then y[i] takes it.
+    parir.label('i')
+    for i in range(N):
+        parir.label('j')
+        y[i] = parir.sum(x[i, :]) - parir.max(x[i, :])

@@ -153,3 +153,38 @@ def test_full_reduction_over_many_blocks(rng):
     out = torch.full((1,), float("nan"), dtype=torch.float64, device="cuda")
     total_slices(x, out, opts=parir.par({"i": parir.threads(n)}))
     torch.testing.assert_close(out[0], x.sum(), rtol=1e-10, atol=1e-8)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 1000, 2 ** 20 + 7])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.int64])
+@pytest.mark.parametrize("op", ["sum", "prod", "min", "max"])
+def test_slice_reduction_ops_match_torch(op, dtype, n, rng):
+    from slice_programs import slice_max, slice_min, slice_prod, slice_sum
+    from test_reductions import data, reference
+
+    fn = {"sum": slice_sum, "prod": slice_prod, "min": slice_min, "max": slice_max}[op]
+    x = data(op, n, dtype, "cuda", rng)
+    out = torch.full((1,), -77, dtype=dtype, device="cuda")  # poison: the result overwrites it
+    fn(x, out, opts=parir.par({"i": parir.threads(n)}))
+    identity = {"sum": 0, "prod": 1}.get(op)
+    ref = reference(op, x, identity) if identity is not None else (
+        x.cpu().min() if op == "min" else x.cpu().max())
+    if dtype.is_floating_point:
+        tol = 1e-4 if dtype == torch.float32 else 1e-10
+        torch.testing.assert_close(out.cpu().double()[0], ref.double(), rtol=tol,
+                                   atol=tol * max(1.0, n ** 0.5))
+    else:
+        assert out.item() == ref.item()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m", [1, 33, 1000])
+def test_slice_reductions_inside_a_parallel_loop(m, rng):
+    from slice_programs import slice_row_reduce
+
+    n = 129
+    x = torch.randn(n, m, generator=rng, dtype=torch.float64).cuda()
+    y = torch.full((n,), float("nan"), dtype=torch.float64, device="cuda")
+    slice_row_reduce(x, y, n, m, opts=parir.par({"i": parir.threads(n), "j": parir.threads(m)}))
+    check_close(y, x.sum(1) - x.max(1).values, "sum - max per row")
