@@ -176,36 +176,20 @@ PARIR_FN unsigned cluster_map(const void* p, unsigned rank) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
   return remote;
 }
-PARIR_FN float cluster_load(const float*, unsigned a) {
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
-  return v;
-}
-PARIR_FN double cluster_load(const double*, unsigned a) {
-  double v;
-  asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(a) : "memory");
-  return v;
-}
-PARIR_FN int32_t cluster_load(const int32_t*, unsigned a) {
-  int32_t v;
-  asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
-  return v;
-}
-PARIR_FN uint32_t cluster_load(const uint32_t*, unsigned a) {
-  uint32_t v;
-  asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
-  return v;
-}
-PARIR_FN int64_t cluster_load(const int64_t*, unsigned a) {
-  int64_t v;
-  asm volatile("ld.shared::cluster.s64 %0, [%1];" : "=l"(v) : "r"(a) : "memory");
-  return v;
-}
-PARIR_FN uint64_t cluster_load(const uint64_t*, unsigned a) {
-  uint64_t v;
-  asm volatile("ld.shared::cluster.u64 %0, [%1];" : "=l"(v) : "r"(a) : "memory");
-  return v;
-}
+// Loads a T from another block's shared memory (an address from cluster_map).
+#define PARIR_CLUSTER_LOAD(T, ptx, reg)                                                   \
+  PARIR_FN T cluster_load(const T*, unsigned a) {                                         \
+    T v;                                                                                  \
+    asm volatile("ld.shared::cluster." ptx " %0, [%1];" : "=" reg(v) : "r"(a) : "memory"); \
+    return v;                                                                             \
+  }
+PARIR_CLUSTER_LOAD(float, "f32", "f")
+PARIR_CLUSTER_LOAD(double, "f64", "d")
+PARIR_CLUSTER_LOAD(int32_t, "s32", "r")
+PARIR_CLUSTER_LOAD(uint32_t, "u32", "r")
+PARIR_CLUSTER_LOAD(int64_t, "s64", "l")
+PARIR_CLUSTER_LOAD(uint64_t, "u64", "l")
+#undef PARIR_CLUSTER_LOAD
 
 // Combines the blocks' values `v` (each block's result of block_reduce) over the cluster
 // through distributed shared memory; every thread of every block gets the result, combined in

@@ -21,3 +21,14 @@ def check_close(actual, expected, what=""):
 
 def run_case(case):
     case["fn"](*case["args"], opts=parir.par(case["spec"]))
+
+
+def check_reduction(out, ref, n):
+    """A one-element reduction result against its reference: exact for integers; for floats a
+    tolerance that grows with the number of elements combined."""
+    if out.dtype.is_floating_point:
+        tol = 1e-4 if out.dtype == torch.float32 else 1e-10
+        torch.testing.assert_close(out.cpu().double()[0], ref.double(), rtol=tol,
+                                   atol=tol * max(1.0, n ** 0.5))
+    else:
+        assert out.item() == ref.item()

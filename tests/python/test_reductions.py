@@ -6,7 +6,7 @@ import torch
 
 import parir_torch as parir
 from parir_torch import _C
-from helpers import check_close
+from helpers import check_close, check_reduction
 from reduction_programs import (count_positive, row_max_local, softmax_rows, sum_rows,
                                 total_in_gpu_block, total_max, total_min, total_prod, total_sum)
 
@@ -125,12 +125,7 @@ def test_reduction_matches_torch(op, dtype, n, rng):
     out = torch.full((1,), init, dtype=dtype, device="cuda")
     OPS[op](x, out, n, opts=parir.par({"i": parir.threads(n).reduce()}))
     ref = reference(op, x, init)
-    if dtype.is_floating_point:
-        tol = 1e-4 if dtype == torch.float32 else 1e-10
-        torch.testing.assert_close(out.cpu().double()[0], ref.double(), rtol=tol,
-                                   atol=tol * max(1.0, n ** 0.5))
-    else:
-        assert out.item() == ref.item()
+    check_reduction(out, ref, n)
 
 
 @pytest.mark.gpu
@@ -223,11 +218,7 @@ def test_cluster_reductions_match_torch(op, dtype, n, rng):
     out = torch.full((1,), init, dtype=dtype, device="cuda")
     OPS[op](x, out, n, opts=cluster_opts({"i": parir.threads(n).reduce()}, max_blocks=16))
     ref = reference(op, x, init)
-    if dtype.is_floating_point:
-        tol = 1e-4 if dtype == torch.float32 else 1e-10
-        torch.testing.assert_close(out.cpu().double()[0], ref.double(), rtol=tol, atol=tol * n ** 0.5)
-    else:
-        assert out.item() == ref.item()
+    check_reduction(out, ref, n)
 
 
 @pytest.mark.gpu

@@ -6,7 +6,7 @@ import torch
 
 import parir_torch as parir
 from parir_torch import _C
-from helpers import check_close
+from helpers import check_close, check_reduction
 from slice_programs import (floyd_warshall, jacobi, matrix_extremes, softmax, strided_reverse,
                             sum_cols, sum_rows2, total, total_slices)
 
@@ -170,12 +170,7 @@ def test_slice_reduction_ops_match_torch(op, dtype, n, rng):
     identity = {"sum": 0, "prod": 1}.get(op)
     ref = reference(op, x, identity) if identity is not None else (
         x.cpu().min() if op == "min" else x.cpu().max())
-    if dtype.is_floating_point:
-        tol = 1e-4 if dtype == torch.float32 else 1e-10
-        torch.testing.assert_close(out.cpu().double()[0], ref.double(), rtol=tol,
-                                   atol=tol * max(1.0, n ** 0.5))
-    else:
-        assert out.item() == ref.item()
+    check_reduction(out, ref, n)
 
 
 @pytest.mark.gpu
