@@ -10,9 +10,10 @@ namespace parir {
 //     t = parir.min(t, e)    t = parir.max(e, t)    (and Python's min/max)
 // into one target t: a local, or a tensor element whose indices do not change within the loop.
 // Each is rewritten to combine into a per-thread accumulator instead; code generation combines
-// the accumulators after the loop. Errors: accumulations
-// with different operations or targets, a target read other than by its accumulation, a bool
-// target, and a reduce loop that contains further parallel loops. Requires typed IR.
+// the accumulators after the loop. A reduce loop that accumulates nothing stays an ordinary
+// parallel loop, and one around further parallel loops reduces through its innermost loops.
+// Errors: accumulations with different operations, a target read or assigned other than by its
+// accumulation, a target that changes within the loop, and a bool target. Requires typed IR.
 void detect_reductions(Program& prog);
 
 }  // namespace parir
