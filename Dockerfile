@@ -13,6 +13,6 @@ ENV PATH=/opt/venv/bin:$PATH CUDA_HOME=/usr/local/cuda
 WORKDIR /parir-torch
 RUN python3 -m pip install --no-cache-dir torch==2.11.0 pytest numpy setuptools wheel
 COPY . .
-RUN MAX_JOBS=$(nproc) python3 -m pip install --no-cache-dir --no-build-isolation -e .
+RUN MAX_JOBS=$(nproc) python3 -m pip install --no-cache-dir --no-build-isolation --use-pep517 -e .
 
 CMD ["bash", "tests/run_all.sh"]
