@@ -2,6 +2,8 @@
 
 import enum
 
+from ._C import ParirError
+
 
 class CompileBackend(enum.Enum):
     """The code generator to use. CUDA is the only backend; Auto selects it."""
@@ -177,11 +179,9 @@ def check_supported(opts):
                         f"got {type(opts).__name__}")
     for name, default in _NOT_YET.items():
         if getattr(opts, name) != default:
-            from . import ParirError
             raise ParirError(f"CompileOptions.{name}={getattr(opts, name)!r} is not supported "
                              f"in this version of parir-torch")
     if opts.libs:
-        from . import ParirError
         raise ParirError("CompileOptions.libs is not supported: NVRTC compiles a single "
                          "translation unit and links no libraries")
     if opts.backend not in (CompileBackend.Auto, CompileBackend.Cuda):

@@ -422,6 +422,23 @@ LaunchPlan parse_plan(const std::string& source) {
 // ---------------------------------------------------------------------------------------------
 // Execution
 
+void for_each_launch(std::vector<PlanStep>& steps, const std::function<void(PlanStep&)>& fn) {
+  for (auto& s : steps) {
+    if (s.kind == PlanStep::Kind::Launch) fn(s);
+    for_each_launch(s.body, fn);
+    for_each_launch(s.else_body, fn);
+  }
+}
+
+void for_each_launch(const std::vector<PlanStep>& steps,
+                     const std::function<void(const PlanStep&)>& fn) {
+  for (const auto& s : steps) {
+    if (s.kind == PlanStep::Kind::Launch) fn(s);
+    for_each_launch(s.body, fn);
+    for_each_launch(s.else_body, fn);
+  }
+}
+
 int64_t eval_host_expr(const ExprPtr& e, const HostEnv& env) {
   if (auto i = e->as<IntImm>()) return i->value;
   if (auto b = e->as<BoolImm>()) return b->value;

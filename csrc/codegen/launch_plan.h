@@ -66,6 +66,11 @@ std::string print_plan(const LaunchPlan& plan);
 // the source that is malformed.
 LaunchPlan parse_plan(const std::string& cuda_source);
 
+// Calls `fn` on every launch step of the plan, in order, inside loops and both branches of ifs.
+void for_each_launch(std::vector<PlanStep>& steps, const std::function<void(PlanStep&)>& fn);
+void for_each_launch(const std::vector<PlanStep>& steps,
+                     const std::function<void(const PlanStep&)>& fn);
+
 // Values of the host loop variables at a launch.
 using HostEnv = std::map<std::string, int64_t>;
 

@@ -40,8 +40,6 @@ struct SliceDim {
   int64_t start, step, extent;
 };
 
-bool has_slices(const ExprPtr& e);
-
 class FindSlices : public IRVisitor {
  public:
   bool found = false;

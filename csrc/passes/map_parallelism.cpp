@@ -1,7 +1,6 @@
 #include "passes/map_parallelism.h"
 
 #include <algorithm>
-#include <functional>
 #include <set>
 
 #include "ir/visitor.h"
@@ -305,21 +304,14 @@ void map_parallelism(const Program& prog, Lowered& lowered, const CompileOptions
   // Launch sizes are known only now.
   std::map<std::string, const Kernel*> by_name;
   for (const auto& k : lowered.kernels) by_name[k.name] = &k;
-  std::function<void(std::vector<PlanStep>&)> size = [&](std::vector<PlanStep>& steps) {
-    for (auto& s : steps) {
-      if (s.kind == PlanStep::Kind::Launch) {
-        const Kernel& k = *by_name.at(s.kernel);
-        s.grid = k.grid();
-        s.block = k.tpb;
-        s.cluster = k.cluster;
-        s.args = k.tensors;
-        s.args.insert(s.args.end(), k.host_vars.begin(), k.host_vars.end());
-      }
-      size(s.body);
-      size(s.else_body);
-    }
-  };
-  size(lowered.plan.steps);
+  for_each_launch(lowered.plan.steps, [&](PlanStep& s) {
+    const Kernel& k = *by_name.at(s.kernel);
+    s.grid = k.grid();
+    s.block = k.tpb;
+    s.cluster = k.cluster;
+    s.args = k.tensors;
+    s.args.insert(s.args.end(), k.host_vars.begin(), k.host_vars.end());
+  });
 }
 
 }  // namespace parir

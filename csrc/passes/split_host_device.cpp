@@ -80,7 +80,8 @@ class Splitter {
       out.kernels.push_back(std::move(k));
     }
     // Name the launches now that the number of kernels is known.
-    name_launches(out.plan.steps, out.kernels);
+    for_each_launch(out.plan.steps,
+                    [&](PlanStep& s) { s.kernel = out.kernels[std::stoul(s.kernel)].name; });
     return out;
   }
 
@@ -129,7 +130,7 @@ class Splitter {
       } else if (s->as<For>() || s->as<GpuBlock>()) {
         PlanStep st;
         st.kind = PlanStep::Kind::Launch;
-        st.kernel = std::to_string(roots_.size());  // replaced by the name in name_launches
+        st.kernel = std::to_string(roots_.size());  // replaced by the kernel name in run()
         roots_.push_back(s);
         out.push_back(std::move(st));
       } else {
@@ -141,14 +142,6 @@ class Splitter {
       }
     }
     return out;
-  }
-
-  void name_launches(std::vector<PlanStep>& steps, const std::vector<Kernel>& kernels) {
-    for (auto& s : steps) {
-      if (s.kind == PlanStep::Kind::Launch) s.kernel = kernels[std::stoul(s.kernel)].name;
-      name_launches(s.body, kernels);
-      name_launches(s.else_body, kernels);
-    }
   }
 };
 

@@ -50,15 +50,6 @@ CUfunction lookup_function(const Driver& drv, CUmodule module, const std::string
   return f;
 }
 
-// Every launched kernel, with the largest cluster it is launched with.
-void kernel_names(const std::vector<PlanStep>& steps, std::map<std::string, int64_t>& out) {
-  for (const auto& s : steps) {
-    if (s.kind == PlanStep::Kind::Launch) out[s.kernel] = std::max(out[s.kernel], s.cluster);
-    kernel_names(s.body, out);
-    kernel_names(s.else_body, out);
-  }
-}
-
 }  // namespace
 
 struct Program::Module {
@@ -75,8 +66,9 @@ Program::Program(std::string cuda_source, NvrtcOptions options)
     : source_(std::move(cuda_source)), options_(std::move(options)), plan_(parse_plan(source_)) {}
 
 Program::~Program() {
-  // Modules are not unloaded: a program may be destroyed at interpreter exit, after the CUDA
-  // context is gone, and cuModuleUnload would then fail. The driver frees them with the context.
+  // Modules (and captured graphs) are not unloaded: a program may be destroyed at exit, after
+  // the CUDA context is gone, where unloading would fail. The driver frees them with the
+  // context. A program that the op's bounded cache evicts keeps its module loaded until then.
 }
 
 const Program::Module& Program::module_for(int device, CUstream stream) const {
@@ -101,8 +93,11 @@ const Program::Module& Program::module_for(int device, CUstream stream) const {
   auto m = std::make_unique<Module>();
   drv.check(drv.cuModuleLoadData(&m->module, bin.binary.data()), "cuModuleLoadData");
   // Resolve every kernel now, so that launching needs no lock and no lookup by name.
+  // Every launched kernel, with the largest cluster it is launched with.
   std::map<std::string, int64_t> names;
-  kernel_names(plan_.steps, names);
+  for_each_launch(plan_.steps, [&](const PlanStep& step) {
+    names[step.kernel] = std::max(names[step.kernel], step.cluster);
+  });
   for (const auto& [name, cluster] : names) {
     CUfunction f = lookup_function(drv, m->module, name);
     if (cluster > 8)  // beyond the portable cluster size (H100 and H200 allow 16)
