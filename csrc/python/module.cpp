@@ -245,7 +245,11 @@ PYBIND11_MODULE(_C, m) {
           "A launcher for calls whose arguments at positions `outs` are the written tensors and "
           "at `ins` the read ones.")
       .def("prepare", &runtime::Program::prepare, py::arg("device"),
-           py::call_guard<py::gil_scoped_release>());
+           py::call_guard<py::gil_scoped_release>())
+      .def("compile", &runtime::Program::compile, py::arg("arch"),
+           py::call_guard<py::gil_scoped_release>(),
+           "Compiles for an architecture such as 'sm_90' without loading (no GPU needed); "
+           "returns the binary's size.");
 
   m.def(
       "nvrtc_compile",
@@ -276,4 +280,5 @@ PYBIND11_MODULE(_C, m) {
   m.def("cache_root", &runtime::cache_root);
   m.def("clear_disk_cache", &runtime::cache_clear);
   m.attr("prelude") = kPrelude;
+  m.attr("half_header") = kHalfHeader;
 }

@@ -42,6 +42,10 @@ class Program {
   // Compiles and loads for `device` now (e.g. before a CUDA graph capture).
   void prepare(int device) const;
 
+  // Compiles with NVRTC for a GPU architecture such as "sm_90", without loading (needs no GPU):
+  // the size of the binary. Compile errors are raised as for a launch.
+  size_t compile(const std::string& arch) const;
+
  private:
   struct Module;
   const Module& module_for(int device, CUstream stream) const;
