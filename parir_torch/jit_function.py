@@ -11,9 +11,10 @@ import weakref
 
 import torch
 
-from . import _C
+from . import _C, torch_ops
 from .builtins import COMPILER_NAMES
 from .options import CompileOptions, check_supported, options_key
+from .specializations import SpecializationCache
 
 ParirError = _C.ParirError
 
@@ -130,14 +131,15 @@ def _describe_arg(name, a, require_cuda=True):
 class _Compiled:
     """A cached specialization: the program and which arguments go to it, written ones first."""
 
-    __slots__ = ("program", "launch")
+    __slots__ = ("program", "outs", "ins", "launch")
 
     def __init__(self, program, arg_names):
         self.program = program
         index = {n: i for i, n in enumerate(arg_names)}
+        self.outs = [index[n] for n, written in program.params if written]
+        self.ins = [index[n] for n, written in program.params if not written]
         # launch(args) runs the program on the call's argument tuple.
-        self.launch = program.bind([index[n] for n, written in program.params if written],
-                                   [index[n] for n, written in program.params if not written])
+        self.launch = program.bind(self.outs, self.ins)
 
 
 def compile_source(fn_ir, args, opts, debug=False, require_cuda=True):
@@ -187,7 +189,8 @@ class JitFunction:
         self.fn = fn
         self.ir = _convert(fn)
         self._names = self.ir.params
-        self._cache = {}
+        self._cache = SpecializationCache()
+        self._graph_entry = torch_ops.graph_entry(self)  # what torch.compile records for a call
         _ALL_FUNCTIONS.add(self)
 
     def __call__(self, *args, opts=None, seq=False, debug=False, **unexpected):
@@ -199,6 +202,8 @@ class JitFunction:
             opts = _DEFAULT_OPTIONS
         if seq or opts.seq:
             return self.fn(*args)
+        if _dynamo_is_tracing():  # torch.compile: the call becomes a graph node (torch_ops.py)
+            return torch_ops.call_in_graph(self, args, opts, debug)
         # The hot path: build the key, find the compiled program, launch.
         try:
             key = (options_key(opts), *[_arg_key(n, a) for n, a in zip(self._names, args)])
@@ -227,6 +232,9 @@ class JitFunction:
 
 
 _DEFAULT_OPTIONS = CompileOptions()
+
+# True while Dynamo traces (it evaluates the call to a constant), a cheap call otherwise.
+_dynamo_is_tracing = torch.compiler.is_dynamo_compiling
 
 
 def jit(fn):

@@ -2,6 +2,8 @@
 
 import enum
 
+import torch
+
 from ._C import ParirError
 
 
@@ -36,6 +38,8 @@ class LoopPar:
 
     def threads(self, nthreads):
         """A LoopPar requesting `nthreads` parallel threads for the loop."""
+        if isinstance(nthreads, torch.SymInt):  # a size while torch.compile or export trace
+            nthreads = int(nthreads)  # parir code is specialized on it (a guard)
         if isinstance(nthreads, bool) or not isinstance(nthreads, int) or nthreads < 0:
             raise ValueError(f"parir.threads needs a non-negative int, got {nthreads!r}")
         return self._with(nthreads=nthreads)
