@@ -51,7 +51,9 @@ def script(obj):
     scripted = torch.jit.script(obj)
     if isinstance(obj, torch.nn.Module):
         for path, sub in reversed(list(obj.named_modules())):  # innermost first
-            ssub = scripted.get_submodule(path) if path else scripted
+            ssub = scripted
+            for part in path.split(".") if path else []:
+                ssub = getattr(ssub, part)
             for name in ssub._c._method_names():
                 _check_method(getattr(type(sub), name, None), getattr(ssub, name).graph,
                               f"{type(sub).__name__}.{name}")
