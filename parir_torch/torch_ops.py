@@ -26,7 +26,8 @@ allocated inside the compiled region cost no copies.
 
 import torch
 
-from . import _C
+from . import _C, arguments
+from ._C import ParirError
 from .options import CompileBackend, CompileOptions, LoopPar, check_supported, options_key
 
 # CompileOptions fields carried into the graph as they are, and list fields carried as tuples.
@@ -40,16 +41,31 @@ def graph_entry(fn):
     """The graph node of calls of jit function `fn` traced by Dynamo: `entry(options_state,
     debug, *args)`, with only constants and tensors as arguments."""
 
-    def entry(state, debug, *args):
-        launch_traced(fn, args, options_from_state(state), debug)
+    def entry(state, debug, dict_keys, *flat_args):
+        launch_traced(fn, _unflatten(dict_keys, flat_args), options_from_state(state), debug)
 
     entry.__name__ = entry.__qualname__ = f"parir_{fn.ir.name}"
     return torch.compiler.allow_in_graph(entry)
 
 
 def call_in_graph(fn, args, opts, debug):
-    """A call of `fn` while Dynamo traces (Dynamo traces this function too)."""
-    fn._graph_entry(options_state(opts), debug, *args)
+    """A call of `fn` while Dynamo traces (Dynamo traces this function too). Dict arguments
+    travel as their keys (constants) and values."""
+    dict_keys = tuple([tuple(a) if isinstance(a, dict) else None for a in args])
+    flat = [v for a in args for v in (a.values() if isinstance(a, dict) else (a,))]
+    fn._graph_entry(options_state(opts), debug, dict_keys, *flat)
+
+
+def _unflatten(dict_keys, flat_args):
+    args, i = [], 0
+    for keys in dict_keys:
+        if keys is None:
+            args.append(flat_args[i])
+            i += 1
+        else:
+            args.append(dict(zip(keys, flat_args[i:i + len(keys)])))
+            i += len(keys)
+    return tuple(args)
 
 
 def options_state(opts):
@@ -72,14 +88,15 @@ def options_from_state(state):
 
 def launch_traced(fn, args, opts, debug):
     """Specializes `fn` on traced arguments and emits torch.ops.parir.launch on them."""
-    args = tuple(_concrete(a) for a in args)
+    if len(args) != len(fn.ir.params):
+        fn._compile(args, opts, debug, None)  # raises the error of a wrong argument count
+    args = tuple(_traced_argument(n, _concrete(a)) for n, a in zip(fn.ir.params, args))
     key = ("traced", options_key(opts), debug, *[_traced_key(a) for a in args])
     compiled = fn._cache.get(key)
     if compiled is None:
         compiled = fn._compile(args, opts, debug, key)
         _load_before_use(compiled.program.source, args)
-    outs = [args[i] for i in compiled.outs]
-    ins = [args[i] for i in compiled.ins]
+    outs, ins = arguments.tensors_by_role(compiled.program, fn.ir.params, args)
     torch.ops.parir.launch(compiled.program.source, outs, ins)
 
 
@@ -88,6 +105,8 @@ def _concrete(a):
     strides specialized, each with a guard: parir code is specialized on them."""
     if isinstance(a, tuple):
         return tuple(_concrete(x) for x in a)
+    if isinstance(a, dict):
+        return {k: _concrete(v) for k, v in a.items()}
     if isinstance(a, torch.SymInt):
         return int(a)
     if isinstance(a, torch.SymFloat):
@@ -100,7 +119,27 @@ def _concrete(a):
     return a
 
 
+def _traced_argument(name, a, in_dict=None):
+    """A traced argument, checked: tensors must be CUDA tensors with at least one dimension
+    (a 0-d tensor is specialized on its value, which a tracer does not know)."""
+    if isinstance(a, dict):
+        return {k: _traced_argument(name, v, k) for k, v in a.items()}
+    if not isinstance(a, torch.Tensor):
+        return a
+    where = f"argument '{name}'" if in_dict is None else f"entry {in_dict!r} of argument '{name}'"
+    if a.dim() == 0:
+        raise ParirError(f"{where} is a 0-d tensor, whose value parir specializes on; under "
+                         f"torch.compile and torch.export pass a Python number or a shape-(1,) "
+                         f"tensor instead")
+    if a.device.type != "cuda":
+        raise ParirError(f"{where} is a tensor on {a.device}; under torch.compile and "
+                         f"torch.export parir kernels take CUDA tensors: pass {name}.cuda()")
+    return a
+
+
 def _traced_key(a):
+    if isinstance(a, dict):
+        return ("dict", tuple((k, _traced_key(v)) for k, v in a.items()))
     if isinstance(a, torch.Tensor):
         return (a.dtype, tuple(int(s) for s in a.shape), tuple(int(s) for s in a.stride()),
                 a.device.type)
