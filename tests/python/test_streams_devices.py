@@ -96,10 +96,21 @@ def test_tensors_on_different_gpus_are_an_error():
         scaled_add(2.0, x, y, out, 100, opts=threads(100))
 
 
-def test_tensor_on_the_cpu_is_an_error():
+def test_cpu_tensor_passed_to_the_operator_is_an_error():
+    # A jit function call copies CPU arguments to the GPU; the operator takes GPU tensors only.
     x = torch.rand(100, device="cuda")
-    with pytest.raises(parir.ParirError, match="argument 'y' is a tensor on cpu"):
-        scaled_add(2.0, x, x.cpu(), torch.empty_like(x), 100, opts=threads(100))
+    source = parir.print_compiled(scaled_add, [2.0, x, x, x, 100], threads(100))
+    with pytest.raises(parir.ParirError, match="argument 'y' is on cpu, but parir kernels need "
+                                               "CUDA tensors"):
+        torch.ops.parir.launch(source, [torch.empty_like(x)], [x, x.cpu()])
+
+
+def test_cpu_arguments_of_a_jit_call_are_copied_to_the_gpu_of_the_others():
+    x = torch.rand(100, device="cuda")
+    y = torch.rand(100)
+    out = torch.full_like(x, float("nan"))
+    scaled_add(2.0, x, y, out, 100, opts=threads(100))
+    torch.testing.assert_close(out.double().cpu(), 2.0 * x.double().cpu() + y.double())
 
 
 @two_gpus

@@ -16,8 +16,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import parir_torch as parir
 from parir_torch import torch_ops
-from torch_programs import (TwoKernels, inputs, row_opts, scaled_add, sum_rows, threads,
-                            two_kernels_reference)
+from torch_programs import (TwoKernels, dict_scale, inputs, row_opts, scaled_add, sum_rows,
+                            threads, two_kernels_reference)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -122,6 +122,49 @@ def test_symbolic_sizes_are_specialized_with_guards():
     assert all(isinstance(s, torch.SymInt) for s in example.shape)
     guards = [str(g.expr) for g in example.shape[0].node.shape_env.guards]
     assert any("100" in g for g in guards) and any("37" in g for g in guards), guards
+
+
+def make_fx_backend(graphs):
+    """A torch.compile backend that traces Dynamo's graph down to operators (as AOTAutograd
+    does) and keeps that graph."""
+    def backend(gm, example_inputs):
+        graphs.append(make_fx(gm)(*example_inputs))
+        return gm.forward
+    return backend
+
+
+def test_dict_argument_crosses_the_graph_as_keys_and_tensors():
+    def f(x, a):
+        out = torch.empty_like(x)
+        dict_scale({"a": a, "x": x}, out, x.shape[0], opts=threads(x.shape[0]))
+        return out
+
+    graphs = []
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend=make_fx_backend(graphs), fullgraph=True)
+    with FakeTensorMode():
+        x = torch.empty(50, device="cuda")
+        compiled(x, 3.0)
+    (gm,) = graphs
+    (node,) = launch_nodes(gm)
+    meta = torch.empty(50, device="meta")
+    assert node.args[0] == parir.print_compiled(dict_scale, [{"a": 3.0, "x": meta}, meta, 50],
+                                                threads(50))
+    assert len(node.args[1]) == 1 and len(node.args[2]) == 1  # out; p['x']
+
+
+def test_traced_zero_dim_tensor_is_a_parir_error():
+    def f(x, a):
+        out = torch.empty_like(x)
+        scaled_add(a, x, x, out, 50, opts=threads(50))
+        return out
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend=recording_backend([]), fullgraph=True)
+    with FakeTensorMode():
+        x = torch.empty(50, device="cuda")
+        with pytest.raises(Exception, match="argument 'a' is a 0-d tensor.*Python number"):
+            compiled(x, torch.tensor(2.0, device="cuda"))
 
 
 def test_options_cross_the_graph_as_constants():

@@ -37,6 +37,13 @@ def sin_mul_backward(x, w, grad_y, grad_x, grad_w, N):
         grad_w[i] = parir.sin(x[i]) * grad_y[i]
 
 
+@parir.jit
+def dict_scale(p, out, N):
+    parir.label("N")
+    for i in range(N):
+        out[i] = p["a"] * p["x"][i]
+
+
 def threads(n):
     return parir.par({"N": parir.threads(n)})
 
