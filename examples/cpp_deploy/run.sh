@@ -3,6 +3,8 @@
 # kernels (Python), build run_model against LibTorch and libparir_torch_ops (CMake), and run it
 # with no Python in the process. Run from anywhere; needs an NVIDIA GPU for the last step.
 #   bash examples/cpp_deploy/run.sh [BUILD_DIR]
+# Exit status: 0 when the C++ output matches the float64 reference and the Python output, 1 when
+# it does not (or a step fails), 2 when there is no GPU to run on.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="$(realpath -m "${1:-$here/build}")"
@@ -17,9 +19,10 @@ cmake -S "$here" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$torch_cmake" >"$build/cmake-configure.log"
 cmake --build "$build" -j "$(nproc)"
 
-# The program must not load Python: not linked against libpython, and run without Python's
-# environment.
-if ldd "$build/run_model" | grep -i python; then
+# The program must not load Python: linked against neither libpython nor PyTorch's Python
+# bindings, and run without Python's environment. (LibTorch itself lives under site-packages
+# here, so the paths say "python"; the library names must not.)
+if ldd "$build/run_model" | awk '{print $1}' | grep -E '^lib(python|torch_python)'; then
   echo "run_model links Python" >&2
   exit 1
 fi
