@@ -4,7 +4,7 @@
 # with no Python in the process. Run from anywhere; needs an NVIDIA GPU for the last step.
 #   bash examples/cpp_deploy/run.sh [BUILD_DIR]
 # Exit status: 0 when the C++ output matches the float64 reference and the Python output, 1 when
-# it does not (or a step fails), 2 when there is no GPU to run on.
+# it does not, 2 when there is no GPU to run on, another non-zero status when a step fails.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="$(realpath -m "${1:-$here/build}")"
