@@ -8,8 +8,8 @@ the kernels from that text.
 How a call gets there:
 
 * Dynamo (torch.compile, strict torch.export). JitFunction.__call__ hands the call to
-  call_in_graph, which Dynamo traces: it turns the options into constants and calls the
-  function's graph entry, registered with torch.compiler.allow_in_graph, so Dynamo records it
+  call_in_graph, which Dynamo traces: it turns the options into constants, dict arguments into
+  their keys (constants) and values, and calls the function's graph entry, registered with torch.compiler.allow_in_graph, so Dynamo records it
   as one node instead of tracing into it. The entry runs whenever that graph is traced: by
   Dynamo on fake tensors, by AOTAutograd on functional tensors. Each time it specializes the
   function on the tensors' dtypes, shapes and strides and on the scalar arguments, all made
@@ -39,7 +39,7 @@ _LIST_FIELDS = ("includes", "libs", "extra_flags")
 
 def graph_entry(fn):
     """The graph node of calls of jit function `fn` traced by Dynamo: `entry(options_state,
-    debug, *args)`, with only constants and tensors as arguments."""
+    debug, dict_keys, *flat_args)`, with only constants and tensors as arguments."""
 
     def entry(state, debug, dict_keys, *flat_args):
         launch_traced(fn, _unflatten(dict_keys, flat_args), options_from_state(state), debug)
