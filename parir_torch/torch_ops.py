@@ -10,10 +10,10 @@ How a call gets there:
 * Dynamo (torch.compile, strict torch.export). JitFunction.__call__ hands the call to
   call_in_graph, which Dynamo traces: it turns the options into constants, dict arguments into
   their keys (constants) and values, and calls the function's graph entry, registered with
-  torch.compiler.allow_in_graph, so Dynamo records it as one node instead of tracing into it. The entry runs whenever that graph is traced: by
-  Dynamo on fake tensors, by AOTAutograd on functional tensors. Each time it specializes the
-  function on the tensors' dtypes, shapes and strides and on the scalar arguments, all made
-  concrete (symbolic sizes of `dynamic=True` are specialized with guards, so a new shape
+  torch.compiler.allow_in_graph, so Dynamo records it as one node instead of tracing into it.
+  The entry runs whenever that graph is traced: by Dynamo on fake tensors, by AOTAutograd on
+  functional tensors. Each time it specializes the function on the tensors' dtypes, shapes and
+  strides and on the scalar arguments, all made concrete (symbolic sizes of `dynamic=True` are specialized with guards, so a new shape
   recompiles the graph), generates the code, and emits the operator.
 * Other tracers (non-strict torch.export, make_fx, a FakeTensorMode) call the jit function with
   fake or functional tensors; the eager path compiles from their shapes as usual and its C++
