@@ -13,8 +13,9 @@ How a call gets there:
   torch.compiler.allow_in_graph, so Dynamo records it as one node instead of tracing into it.
   The entry runs whenever that graph is traced: by Dynamo on fake tensors, by AOTAutograd on
   functional tensors. Each time it specializes the function on the tensors' dtypes, shapes and
-  strides and on the scalar arguments, all made concrete (symbolic sizes of `dynamic=True` are specialized with guards, so a new shape
-  recompiles the graph), generates the code, and emits the operator.
+  strides and on the scalar arguments, all made concrete (symbolic sizes of `dynamic=True` are
+  specialized with guards, so a new shape recompiles the graph), generates the code, and emits
+  the operator.
 * Other tracers (non-strict torch.export, make_fx, a FakeTensorMode) call the jit function with
   fake or functional tensors; the eager path compiles from their shapes as usual and its C++
   launcher passes such tensors to the operator through the dispatcher (runtime/op.h).
