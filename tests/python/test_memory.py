@@ -108,6 +108,8 @@ def test_specializations_and_modules_stay_bounded():
         counts.append(_C.loaded_module_count())
     torch.cuda.synchronize()
     assert len(fn._cache) == 8
-    # Evicted programs' modules are unloaded (before a later load): the count stops growing.
-    assert counts[-1] <= counts[20] + 8, counts
+    # Evicted programs' modules are unloaded in batches of 32, before a later load: the count
+    # falls at least once and never exceeds the cached 8 plus one batch.
+    assert any(later < earlier for earlier, later in zip(counts, counts[1:])), counts
+    assert max(counts) <= counts[0] + 8 + 32, counts
     torch.testing.assert_close(out.double(), 59.0 * x.double() + y.double())
