@@ -223,6 +223,9 @@ def _launch_converted(program, access, args):
     tensors = [args[i] if k is None else args[i][k] for i, k, _ in access]
     device = next((t.device for t in tensors if t.is_cuda), None)
     if device is None:
+        if not torch.cuda.is_available():
+            raise ParirError(f"{program.function}(): its tensors are on the CPU and parir copies "
+                             f"them to a GPU for the call, but PyTorch finds no CUDA GPU here")
         device = torch.device("cuda", torch.cuda.current_device())
     outs, ins, copies = [], [], []
     for t, (_, _, written) in zip(tensors, access):

@@ -3,6 +3,8 @@ clearing the caches."""
 
 import math
 
+import torch
+
 from . import _C, arguments
 from .jit_function import (_ALL_FUNCTIONS, JitFunction, ParirError, _convert, _with_saved_source,
                            compile_source, load_program)
@@ -28,7 +30,7 @@ def compile_string(fun_name, code, opts=None):
     (the plan's `//@ signature` line); scalars must have the values the code was specialized
     for. `fun_name` is the function's name in the plan. opts.includes and opts.extra_flags
     reach NVRTC; with opts.write_output a failing source is saved to a file named in the
-    error."""
+    error. With a GPU present the code is compiled now, so errors show here."""
     if opts is None:
         opts = CompileOptions()
     check_supported(opts)
@@ -38,7 +40,10 @@ def compile_string(fun_name, code, opts=None):
     if program.function != fun_name:
         raise ParirError(f"compile_string('{fun_name}', ...): the code's launch plan is for "
                          f"'{program.function}' (its '//@ parir.plan' line)")
-    return CompiledString(program, opts)
+    compiled = CompiledString(program, opts)
+    if torch.cuda.is_available():
+        compiled.compile()
+    return compiled
 
 
 class CompiledString:
@@ -54,6 +59,17 @@ class CompiledString:
             self._params = {name: _TENSOR for name, _ in program.params}
         self._names = list(self._params)
         self._launchers = {}
+
+    def compile(self, arch=None):
+        """Compiles the code now, for `arch` ("sm_90", ...; by default the current GPU's) and,
+        with a GPU, loads it there. Needs no GPU when `arch` is given."""
+        try:
+            if arch is None:
+                self.program.prepare(torch.cuda.current_device())
+            else:
+                self.program.compile(arch)
+        except ParirError as e:
+            raise _with_saved_source(e, self.program.source, self._opts, self.__name__) from None
 
     def __repr__(self):
         sig = self.program.signature or f"{self.__name__}({', '.join(self._names)})"

@@ -191,7 +191,12 @@ class JitFunction:
         return compiled
 
     def clear_cache(self):
+        """Forgets every compiled specialization of this function (the disk cache stays)."""
         self._cache.clear()
+
+    def cache_size(self):
+        """How many specializations of this function are compiled and cached in memory."""
+        return len(self._cache)
 
 
 _DEFAULT_OPTIONS = CompileOptions()

@@ -228,8 +228,29 @@ template <typename T, typename Op> PARIR_FN void atomic_cas(T* p, T v, Op op) {
     old = atomicCAS(up, assumed, bit_cast<U>(op(bit_cast<T>(assumed), v)));
   } while (old != assumed);
 }
-template <typename T, typename Op> PARIR_FN void atomic_combine(Op op, T* p, T v) {
+// CUDA's atomicCAS needs at least 2 bytes: a 1-byte element is updated through the aligned
+// 4-byte word that holds it, leaving the word's other bytes as they are.
+template <typename T, typename Op> PARIR_FN void atomic_cas_byte(T* p, T v, Op op) {
+  const unsigned long long addr = reinterpret_cast<unsigned long long>(p);
+  unsigned* word = reinterpret_cast<unsigned*>(addr & ~3ull);
+  const unsigned shift = unsigned(addr & 3ull) * 8u;
+  unsigned old = *word, assumed;
+  do {
+    assumed = old;
+    const T current = bit_cast<T>((unsigned char)((assumed >> shift) & 0xffu));
+    const unsigned char updated = bit_cast<unsigned char>(op(current, v));
+    old = atomicCAS(word, assumed, (assumed & ~(0xffu << shift)) | (unsigned(updated) << shift));
+  } while (old != assumed);
+}
+template <int Bytes> struct size_tag {};
+template <typename T, typename Op, int B> PARIR_FN void atomic_sized(Op op, T* p, T v, size_tag<B>) {
   atomic_cas(p, v, op);
+}
+template <typename T, typename Op> PARIR_FN void atomic_sized(Op op, T* p, T v, size_tag<1>) {
+  atomic_cas_byte(p, v, op);
+}
+template <typename T, typename Op> PARIR_FN void atomic_combine(Op op, T* p, T v) {
+  atomic_sized(op, p, v, size_tag<sizeof(T)>());
 }
 PARIR_FN void atomic_combine(Sum, float* p, float v) { atomicAdd(p, v); }
 PARIR_FN void atomic_combine(Sum, double* p, double v) { atomicAdd(p, v); }

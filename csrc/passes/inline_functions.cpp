@@ -93,6 +93,13 @@ class Renamer : public IRMutator {
   }
 };
 
+// A literal such as 2, -0.5 or True.
+bool is_literal(const ExprPtr& e) {
+  if (e->as<IntImm>() || e->as<FloatImm>() || e->as<BoolImm>()) return true;
+  auto u = e->as<Unary>();
+  return u && u->op == UnaryOp::Neg && is_literal(u->a);
+}
+
 // `return` may only end a called function: as its last statement, or as the last statement of
 // both branches of an if that ends it. Anything else would need control flow parir lacks.
 void check_returns(const Function& g, const Body& body, bool at_end) {
@@ -282,8 +289,11 @@ class Inliner : public IRMutator {
                                           i + 1, g.name, g.name));
         r.by_name[p] = name->name;
         r.values[p] = args[i];
-      } else if (one_expression || (name && !usage.assigned.count(p))) {
-        r.values[p] = args[i];  // expressions have no effects: substitute the argument
+      } else if (one_expression ||
+                 ((name || is_literal(args[i])) && !usage.assigned.count(p))) {
+        // Expressions have no effects, and a name or literal the callee does not assign
+        // reads the same everywhere: substitute the argument (literals stay weakly typed).
+        r.values[p] = args[i];
       } else {
         std::string copy = fresh(fmt::format("{}_{}", p, g.name));
         copies.push_back(std::make_shared<Assign>(var(copy, args[i]->loc), args[i], n.loc));

@@ -164,13 +164,6 @@ class KernelScan : public IRVisitor {
     for (const auto& v : block_vars_)
       shared = shared || !mentions(target, {v});
     if (shared) k_.atomic_reductions.insert(n.reduction.get());
-    int bytes = size_in_bytes(prog_.tensors.at(t->tensor).elem);
-    if (shared && bytes < 2)
-      prog_.error(n.loc, fmt::format("the reduction into '{}' ({}) is combined by several "
-                                     "blocks, with atomic operations, and CUDA has none for "
-                                     "{}-byte elements; reduce into a wider dtype",
-                                     t->tensor, python_name(prog_.tensors.at(t->tensor).elem),
-                                     bytes));
   }
 };
 

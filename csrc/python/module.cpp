@@ -270,7 +270,11 @@ PYBIND11_MODULE(_C, m) {
           "at `ins` the read ones.")
       .def("prepare", &runtime::prepare_on_current_stream, py::arg("device"),
            py::call_guard<py::gil_scoped_release>(),
-           "Compiles and loads the kernels for `device` now (not during a stream capture).");
+           "Compiles and loads the kernels for `device` now (not during a stream capture).")
+      .def("compile", &runtime::Program::compile, py::arg("arch"),
+           py::call_guard<py::gil_scoped_release>(),
+           "Compiles for an architecture such as 'sm_90' without loading (no GPU needed); "
+           "returns the binary's size.");
 
   m.def(
       "prepare_source",
@@ -311,4 +315,5 @@ PYBIND11_MODULE(_C, m) {
   m.def("cache_root", &runtime::cache_root);
   m.def("clear_disk_cache", &runtime::cache_clear);
   m.attr("prelude") = kPrelude;
+  m.attr("half_header") = kHalfHeader;
 }

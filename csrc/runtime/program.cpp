@@ -93,11 +93,19 @@ std::string link(const Driver& drv, const NvrtcOutput& bin, const std::vector<st
                              const_cast<char*>(bin.binary.data()), bin.binary.size(),
                              "parir_kernels", 0, nullptr, nullptr),
         "the generated code");
+  auto ends_with = [](const std::string& s, const char* suffix) {
+    const size_t n = std::char_traits<char>::length(suffix);
+    return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
+  };
   for (const auto& lib : libs) {
-    bool archive = lib.size() > 2 && lib.compare(lib.size() - 2, 2, ".a") == 0;
-    check(drv.cuLinkAddFile_v2(state, archive ? CU_JIT_INPUT_LIBRARY : CU_JIT_INPUT_OBJECT,
-                               lib.c_str(), 0, nullptr, nullptr),
-          lib);
+    // The file's kind from its extension, as nvlink reads it; anything else is an object file
+    // (nvcc -rdc=true -c).
+    CUjitInputType kind = ends_with(lib, ".a")        ? CU_JIT_INPUT_LIBRARY
+                          : ends_with(lib, ".ptx")    ? CU_JIT_INPUT_PTX
+                          : ends_with(lib, ".cubin")  ? CU_JIT_INPUT_CUBIN
+                          : ends_with(lib, ".fatbin") ? CU_JIT_INPUT_FATBINARY
+                                                      : CU_JIT_INPUT_OBJECT;
+    check(drv.cuLinkAddFile_v2(state, kind, lib.c_str(), 0, nullptr, nullptr), lib);
   }
   void* cubin = nullptr;
   size_t size = 0;
@@ -243,6 +251,10 @@ bool is_capturing(const Driver& drv, CUstream stream) {
 void Program::prepare(int device, CUstream stream) const {
   const Driver& drv = Driver::get();
   module_for(device, stream, stream && is_capturing(drv, stream));
+}
+
+size_t Program::compile(const std::string& arch) const {
+  return compile_cached(source_, arch, options_).binary.size();
 }
 
 void Program::launch(int device, CUstream stream, const std::vector<void*>& params) const {

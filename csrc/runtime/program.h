@@ -49,6 +49,10 @@ class Program {
   // later module load, which is known to happen outside a stream capture. A program that was
   // ever launched into a capture keeps its modules: the CUDA graph may outlive the program.
 
+  // Compiles with NVRTC for a GPU architecture such as "sm_90", without loading (needs no GPU):
+  // the size of the binary. Compile errors are raised as for a launch.
+  size_t compile(const std::string& arch) const;
+
  private:
   struct Module;
   const Module& module_for(int device, CUstream stream, bool capturing) const;

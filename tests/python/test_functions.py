@@ -1,0 +1,350 @@
+"""Functions calling functions, external device functions (intrinsics and user headers), device
+libraries, and the escape hatch: printed code edited by hand and run with compile_string."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+import torch
+
+import parir_torch as parir
+from helpers import check_close
+
+
+def spec(**labels):
+    return parir.par({k: parir.threads(v) for k, v in labels.items()})
+
+
+# ----- functions the jit function calls ----------------------------------------------------
+
+def norm2(a, b):
+    return a * a + b * b
+
+
+def clamp(v, lo, hi):
+    r = v
+    if v < lo:
+        r = lo
+    if v > hi:
+        r = hi
+    return r
+
+
+@parir.jit
+def write_scaled(out, x, i, k):
+    out[i] = x[i] * k
+
+
+def smooth(x, i, n):
+    left = x[i]
+    right = x[i]
+    if i > 0:
+        left = x[i - 1]
+    if i < n - 1:
+        right = x[i + 1]
+    return (left + 2.0 * x[i] + right) * 0.25
+
+
+@parir.jit
+def uses_functions(x, y, out, out2, N):
+    parir.label('i')
+    for i in range(N):
+        out[i] = clamp(norm2(x[i], y[i]), 0.5, 3.0) + smooth(x, i, N)
+        write_scaled(out2, y, i, 3.0)
+
+
+def recursive(n):
+    r = 0
+    if n > 0:
+        r = recursive(n - 1)
+    return r
+
+
+def calls_recursive(x, N):
+    parir.label('i')
+    for i in range(N):
+        x[i] = recursive(i)
+
+
+def test_calls_are_inlined_into_the_kernel():
+    x = torch.zeros(50)
+    src = parir.print_compiled(uses_functions, [x, x, x, x, 50], spec(i=50))
+    assert "__device__" not in src.split("__global__")[0].split('#include "parir.h"')[1]
+    assert "out2[i] = (y[i] * 3.0f);" in src  # a literal argument is substituted
+    assert "r_clamp = 0.5f;" in src
+    # Each call's statements name the callee's lines.
+    assert f'#line 28 "{__file__}"' in src
+
+
+def test_recursion_is_an_error():
+    with pytest.raises(parir.ParirError, match=r"recursive\(\) calls itself: recursion is not"):
+        parir.print_compiled(calls_recursive, [torch.zeros(5), 5], spec(i=5))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 37, 5003])
+def test_inlined_functions_on_the_gpu(n, rng):
+    x = torch.randn(n, generator=rng, dtype=torch.float64).cuda()
+    y = torch.randn(n, generator=rng, dtype=torch.float64).cuda()
+    out = torch.full_like(x, float("nan"))
+    out2 = torch.full_like(x, float("nan"))
+    uses_functions(x, y, out, out2, n, opts=spec(i=n))
+    xc, yc = x.cpu(), y.cpu()
+    left = torch.cat([xc[:1], xc[:-1]])
+    right = torch.cat([xc[1:], xc[-1:]])
+    ref = (xc * xc + yc * yc).clamp(0.5, 3.0) + (left + 2 * xc + right) * 0.25
+    check_close(out, ref, "inlined functions")
+    check_close(out2, yc * 3.0, "callee writing a tensor")
+
+
+# ----- external device functions ---------------------------------------------------------
+
+@parir.external("__fdividef", parir.CompileBackend.Cuda, parir.Target.Device)
+def fast_divide(a: parir.float32, b: parir.float32) -> parir.float32:
+    return a / b
+
+
+@parir.jit
+def divide_all(x, y, out, N):
+    parir.label('i')
+    for i in range(N):
+        out[i] = fast_divide(x[i], y[i])
+
+
+HEADER = """#pragma once
+__device__ inline float smoothstep(float e0, float e1, float v) {
+  float t = fminf(fmaxf((v - e0) / (e1 - e0), 0.0f), 1.0f);
+  return t * t * (3.0f - 2.0f * t);
+}
+"""
+
+
+@parir.external("smoothstep", parir.CompileBackend.Cuda, parir.Target.Device,
+                header="parir_test_smooth.cuh")
+def smoothstep(e0: float, e1: float, v: parir.float32) -> parir.float32:
+    t = min(max((v - e0) / (e1 - e0), 0.0), 1.0)
+    return t * t * (3.0 - 2.0 * t)
+
+
+@parir.jit
+def smooth_all(x, out, N):
+    parir.label('i')
+    for i in range(N):
+        out[i] = smoothstep(-1.0, 1.0, x[i])
+
+
+@pytest.fixture
+def header_dir(tmp_path):
+    (tmp_path / "parir_test_smooth.cuh").write_text(HEADER)
+    return str(tmp_path)
+
+
+def test_externals_are_called_by_their_cuda_name(header_dir):
+    x = torch.zeros(10)
+    src = parir.print_compiled(divide_all, [x, x, x, 10], spec(i=10))
+    assert "out[i] = __fdividef(x[i], y[i]);" in src
+    opts = spec(i=10)
+    opts.includes = [header_dir]
+    src = parir.print_compiled(smooth_all, [x, x, 10], opts)
+    assert '#include "parir_test_smooth.cuh"' in src
+    assert f"//@ include {header_dir}" in src
+
+
+def test_host_externals_are_rejected_with_the_reason():
+    with pytest.raises(parir.ParirError, match=r"Target.Host is not supported.*implicit copies"):
+        parir.external("f", parir.CompileBackend.Cuda, parir.Target.Host)
+
+
+def test_externals_run_as_python_with_seq():
+    x = torch.tensor([1.0, -2.0, 0.25])
+    y = torch.tensor([4.0, 8.0, 0.5])
+    out = torch.zeros(3)
+    divide_all(x, y, out, 3, opts=parir.CompileOptions(seq=True))
+    assert out.tolist() == [0.25, -0.25, 0.5]
+
+
+@pytest.mark.gpu
+def test_intrinsic_and_header_externals_on_the_gpu(header_dir, rng):
+    n = 3001
+    x = torch.randn(n, generator=rng).cuda()
+    y = torch.rand(n, generator=rng).cuda() + 0.5
+    out = torch.full_like(x, float("nan"))
+    divide_all(x, y, out, n, opts=spec(i=n))
+    check_close(out, x.double() / y.double(), "__fdividef")
+    opts = spec(i=n)
+    opts.includes = [header_dir]
+    smooth_all(x, out, n, opts=opts)
+    t = ((x.double() + 1) / 2).clamp(0, 1)
+    check_close(out, t * t * (3 - 2 * t), "user header")
+
+
+def compile_now(name, code, opts=None):
+    """compile_string, then NVRTC now (with a GPU compile_string itself compiles)."""
+    fn = parir.compile_string(name, code, opts)
+    fn.compile("sm_90")
+    return fn
+
+
+def test_header_externals_compile_with_their_include_dir(header_dir):
+    opts = spec(i=4)
+    opts.includes = [header_dir]
+    code = parir.print_compiled(smooth_all, [torch.zeros(4), torch.zeros(4), 4], opts)
+    compile_now("smooth_all", code, opts)
+    # Without the directory, NVRTC's error names the header.
+    code = code.replace(f"//@ include {header_dir}\n", "")
+    with pytest.raises(parir.ParirError, match=r"parir_test_smooth.cuh"):
+        compile_now("smooth_all", code)
+
+
+# ----- device libraries --------------------------------------------------------------------
+
+LIBRARY = """extern "C" __device__ float lib_poly(float v) { return 3.0f * v * v - 2.0f * v + 1.0f; }
+"""
+
+
+@parir.external("lib_poly", parir.CompileBackend.Cuda, parir.Target.Device)
+def lib_poly(v: parir.float32) -> parir.float32:
+    return 3.0 * v * v - 2.0 * v + 1.0
+
+
+@parir.jit
+def poly_all(x, out, N):
+    parir.label('i')
+    for i in range(N):
+        out[i] = lib_poly(x[i])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["object", "archive"])
+def test_device_libraries_are_linked(kind, tmp_path, rng):
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not os.path.exists(nvcc):
+        pytest.skip("nvcc is needed to build the device library")
+    major, minor = torch.cuda.get_device_capability()
+    (tmp_path / "poly.cu").write_text(LIBRARY)
+    obj = tmp_path / "poly.o"
+    subprocess.run([nvcc, "-rdc=true", "-c", f"-arch=sm_{major}{minor}", str(tmp_path / "poly.cu"),
+                    "-o", str(obj)], check=True)
+    opts = spec(i=2049)
+    if kind == "object":
+        opts.libs = [str(obj)]
+    else:
+        subprocess.run([nvcc, "-lib", str(obj), "-o", str(tmp_path / "libpoly.a")], check=True)
+        opts.libs = [str(tmp_path)]
+        opts.extra_flags = ["-lpoly"]
+    # The declaration the generated code needs, as a user's header would give it.
+    (tmp_path / "lib_poly.cuh").write_text('extern "C" __device__ float lib_poly(float v);\n')
+    opts.includes = [str(tmp_path)]
+    opts.extra_flags = opts.extra_flags + ["-include", "lib_poly.cuh"]
+    x = torch.randn(2049, generator=rng).cuda()
+    out = torch.full_like(x, float("nan"))
+    poly_all(x, out, 2049, opts=opts)
+    xd = x.double()
+    check_close(out, 3 * xd * xd - 2 * xd + 1, f"linked {kind}")
+
+
+# ----- the escape hatch: print, edit, compile_string ---------------------------------------
+
+@parir.jit
+def row_sums(x, y, N, M):
+    parir.label('N')
+    for i in range(N):
+        s = 0.0
+        parir.label('M')
+        for j in range(M):
+            s += x[i, j]
+        y[i] = s
+
+
+ROW_SPEC = {'N': parir.threads(77), 'M': parir.threads(128).reduce()}
+
+# A hand-written block reduction through __shared__ memory, replacing parir's.
+SHARED_REDUCTION = """{
+        __shared__ float partial[128];
+        partial[threadIdx.x] = acc0;
+        __syncthreads();
+        for (int step = 64; step > 0; step >>= 1) {
+          if (threadIdx.x < step) partial[threadIdx.x] += partial[threadIdx.x + step];
+          __syncthreads();
+        }
+        acc0 = partial[0];
+        __syncthreads();
+      }"""
+
+
+def _edited_row_sums():
+    x = torch.zeros(77, 301)
+    code = parir.print_compiled(row_sums, [x, torch.zeros(77), 77, 301], parir.par(ROW_SPEC))
+    old = "acc0 = parir::block_reduce(acc0, parir::Sum());"
+    assert old in code
+    code = code.replace(old, SHARED_REDUCTION)
+    return code.replace("acc0 = (acc0 + x[", "acc0 = __fadd_rn(acc0, x[").replace(
+        "x[i * 301 + j]);", "x[i * 301 + j]);", 1)
+
+
+def test_the_signature_line_describes_the_call():
+    code = _edited_row_sums()
+    assert "//@ signature row_sums(x, y, N=77, M=301)" in code
+    fn = parir.compile_string("row_sums", code)
+    assert "row_sums(x, y, N=77, M=301)" in repr(fn)
+    with pytest.raises(parir.ParirError, match=r"takes 4 arguments"):
+        fn(torch.zeros(3))
+    with pytest.raises(parir.ParirError, match=r"compiled for N=77, but N=78"):
+        fn(torch.zeros(77, 301), torch.zeros(77), 78, 301)
+    with pytest.raises(parir.ParirError, match=r"launch plan is for 'row_sums'"):
+        parir.compile_string("other_name", code)
+
+
+@pytest.mark.gpu
+def test_hand_edited_code_runs_with_the_original_arguments(rng):
+    code = _edited_row_sums()
+    assert "__shared__ float partial[128];" in code and "__fadd_rn" in code
+    fn = parir.compile_string("row_sums", code)
+    x = torch.randn(77, 301, generator=rng).cuda()
+    y = torch.full((77,), float("nan"), device="cuda")
+    fn(x, y, 77, 301)
+    check_close(y, x.double().sum(1), "edited code")
+
+
+def test_write_output_saves_the_failing_source():
+    code = _edited_row_sums().replace("__syncthreads();", "__syncthreads_typo();", 1)
+    opts = parir.CompileOptions()
+    opts.write_output = True
+    with pytest.raises(parir.ParirError) as err:
+        compile_now("row_sums", code, opts)
+    message = str(err.value)
+    assert "__syncthreads_typo" in message
+    path = message.split("saved to ")[-1].rstrip(")")
+    assert os.path.isfile(path), message
+    assert "__syncthreads_typo" in open(path).read()
+    os.remove(path)
+
+
+def test_extra_flags_reach_nvrtc():
+    x = torch.zeros(8)
+    opts = spec(i=8)
+    opts.extra_flags = ["-DPARIR_TEST_FLAG_VALUE=3"]
+    code = parir.print_compiled(divide_all, [x, x, x, 8], opts)
+    assert "//@ flag -DPARIR_TEST_FLAG_VALUE=3" in code
+    code = code.replace('#include "parir.h"', '#include "parir.h"\n'
+                        '#if PARIR_TEST_FLAG_VALUE != 3\n#error flag missing\n#endif')
+    compile_now("divide_all", code)  # the plan's flag line is enough
+    broken = code.replace("//@ flag -DPARIR_TEST_FLAG_VALUE=3\n", "")
+    with pytest.raises(parir.ParirError, match=r"flag missing"):
+        compile_now("divide_all", broken)
+    opts = parir.CompileOptions()
+    opts.extra_flags = ["-DPARIR_TEST_FLAG_VALUE=3"]
+    compile_now("divide_all", broken, opts)  # or the options
+
+
+def test_verbose_backend_resolution_explains(capsys):
+    opts = spec(i=4)
+    opts.verbose_backend_resolution = True
+    x = torch.zeros(4)
+    try:
+        divide_all(x, x, x, 4, opts=opts)  # CPU tensors: copied to a GPU if there is one
+    except parir.ParirError:
+        assert not torch.cuda.is_available()
+    captured = capsys.readouterr()
+    assert "NVRTC" in captured.out and "driver" in captured.out
