@@ -150,7 +150,8 @@ def _traced_key(a):
 def _load_before_use(source, args):
     """Compiles and loads the kernels while tracing, when the GPU they will run on is here, so
     that the compiled code's first run (which a CUDA graph capture may follow) finds them."""
-    devices = {a.device for a in args if isinstance(a, torch.Tensor) and a.device.type == "cuda"}
+    values = [v for a in args for v in (a.values() if isinstance(a, dict) else (a,))]
+    devices = {v.device for v in values if isinstance(v, torch.Tensor) and v.device.type == "cuda"}
     if len(devices) != 1 or not torch.cuda.is_available():
         return
     index = devices.pop().index
