@@ -20,6 +20,7 @@ argument tuple. Every other call first converts its arguments (`convert`), once.
 
 import torch
 
+from . import _C
 from ._C import ParirError
 from .types import TORCH_DTYPES
 
@@ -189,7 +190,31 @@ def make_launcher(program, names, args):
         return program.bind([i for (i, _, _), (_, w) in zip(where, program.params) if w],
                             [i for (i, _, _), (_, w) in zip(where, program.params) if not w])
     access = [(i, k, w) for (i, k, _), (_, w) in zip(where, program.params)]
-    return lambda call_args: _launch_converted(program, access, call_args)
+    return _ConvertedLaunch(program, access)
+
+
+def tensors_by_role(program, names, args):
+    """(outs, ins): the tensors of `args` (converted arguments) that `program` writes and reads,
+    in the order of its plan; what torch.ops.parir.launch takes."""
+    flat = _flat(names, args)
+    outs, ins = [], []
+    for p, written in program.params:
+        (outs if written else ins).append(flat[p][2])
+    return outs, ins
+
+
+class _ConvertedLaunch:
+    """The launcher of calls whose arguments need converting (see _launch_converted). Stamps
+    each launch like the C++ launcher, for the specialization cache's eviction order."""
+
+    __slots__ = ("program", "access", "last_used")
+
+    def __init__(self, program, access):
+        self.program, self.access, self.last_used = program, access, 0
+
+    def __call__(self, call_args):
+        self.last_used = _C.next_launch_stamp()
+        _launch_converted(self.program, self.access, call_args)
 
 
 def _launch_converted(program, access, args):

@@ -11,10 +11,11 @@ import weakref
 
 import torch
 
-from . import _C, arguments, callees
+from . import _C, arguments, callees, torch_ops
 from .builtins import COMPILER_NAMES
 from .options import (CompileOptions, check_supported, link_libraries, nvrtc_flags,
                       options_key)
+from .specializations import SpecializationCache
 from .types import elem_size
 
 ParirError = _C.ParirError
@@ -146,7 +147,8 @@ class JitFunction:
         self.fn = fn
         self.ir = _convert(fn)
         self._names = self.ir.params
-        self._cache = {}
+        self._cache = SpecializationCache()
+        self._graph_entry = torch_ops.graph_entry(self)  # what torch.compile records for a call
         _ALL_FUNCTIONS.add(self)
 
     def __call__(self, *args, opts=None, seq=False, debug=False, **unexpected):
@@ -158,6 +160,8 @@ class JitFunction:
             opts = _DEFAULT_OPTIONS
         if seq or opts.seq:
             return self.fn(*args)
+        if _dynamo_is_tracing():  # torch.compile: the call becomes a graph node (torch_ops.py)
+            return torch_ops.call_in_graph(self, args, opts, debug)
         # The hot path: build the key, find the compiled program, launch.
         try:
             key = (options_key(opts), *map(arguments.fast_key, args))
@@ -196,6 +200,9 @@ class JitFunction:
 
 
 _DEFAULT_OPTIONS = CompileOptions()
+
+# True while Dynamo traces (it evaluates the call to a constant), a cheap call otherwise.
+_dynamo_is_tracing = torch.compiler.is_dynamo_compiling
 
 
 def jit(fn):

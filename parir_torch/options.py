@@ -3,6 +3,8 @@
 import enum
 import os
 
+import torch
+
 from ._C import ParirError
 
 
@@ -37,6 +39,8 @@ class LoopPar:
 
     def threads(self, nthreads):
         """A LoopPar requesting `nthreads` parallel threads for the loop."""
+        if isinstance(nthreads, torch.SymInt):  # a size while torch.compile or export trace
+            nthreads = int(nthreads)  # parir code is specialized on it (a guard)
         if isinstance(nthreads, bool) or not isinstance(nthreads, int) or nthreads < 0:
             raise ValueError(f"parir.threads needs a non-negative int, got {nthreads!r}")
         return self._with(nthreads=nthreads)

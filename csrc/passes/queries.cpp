@@ -32,6 +32,17 @@ class FindParallel : public IRVisitor {
   }
 };
 
+class FindStores : public IRVisitor {
+ public:
+  std::set<std::string> tensors;
+
+ protected:
+  void visit_node(const Assign* n) override {
+    if (auto load = n->target->as<Load>()) tensors.insert(load->tensor);
+    IRVisitor::visit_node(n);
+  }
+};
+
 }  // namespace
 
 bool mentions(const ExprPtr& e, const std::set<std::string>& vars) {
@@ -44,6 +55,12 @@ bool contains_parallel_code(const Body& body, bool gpu_blocks) {
   FindParallel f(gpu_blocks);
   f.visit(body);
   return f.found;
+}
+
+std::set<std::string> stored_tensors(const Body& body) {
+  FindStores f;
+  f.visit(body);
+  return f.tensors;
 }
 
 }  // namespace parir

@@ -5,10 +5,12 @@
 #include "frontend/python_ast.h"
 #include "ir/visitor.h"
 #include "passes/pipeline.h"
+#include "passes/queries.h"
 #include "runtime/disk_cache.h"
 #include "runtime/driver.h"
 #include "runtime/launch.h"
 #include "runtime/nvrtc.h"
+#include "runtime/op.h"
 #include "runtime/program.h"
 
 namespace py = pybind11;
@@ -71,20 +73,25 @@ ArgValue to_arg(const py::handle& h) {
   return a;
 }
 
+// Counts launches through BoundLaunch; callers hold the GIL.
+uint64_t launch_clock = 0;
+
 // The eager call path: a program with the positions of its tensors among the call's
 // arguments, so that a call passes its argument tuple as it is and Python builds nothing.
 struct BoundLaunch {
   std::shared_ptr<runtime::Program> program;
   std::vector<int> outs, ins;
+  uint64_t last_used = 0;  // launch_clock at the latest launch: recency for cache eviction
 
-  void operator()(const py::tuple& args) const {
+  void operator()(const py::tuple& args) {
     auto pick = [&](const std::vector<int>& idx) {
       std::vector<at::Tensor> ts;
       ts.reserve(idx.size());
       for (int i : idx) ts.push_back(args[i].cast<at::Tensor>());
       return ts;
     };
-    runtime::launch_on_tensors(*program, pick(outs), pick(ins));
+    last_used = ++launch_clock;
+    runtime::launch_eager(*program, pick(outs), pick(ins));
   }
 };
 
@@ -143,6 +150,16 @@ PYBIND11_MODULE(_C, m) {
         for (const auto& p : f.params) names.push_back(p.name);
         return names;
       })
+      .def_property_readonly(
+          "written_params",
+          [](const Function& f) {
+            std::set<std::string> stored = stored_tensors(f.body);
+            std::vector<std::string> names;
+            for (const auto& p : f.params)
+              if (stored.count(p.name)) names.push_back(p.name);
+            return names;
+          },
+          "The parameters that some assignment stores to, in parameter order.")
       .def("__str__", [](const Function& f) { return to_string(f); });
 
   m.def(
@@ -207,8 +224,15 @@ PYBIND11_MODULE(_C, m) {
       "max_thread_blocks_per_cluster, force_int_size and force_float_size (type names), "
       "includes, extra_flags and link_libraries (recorded in the launch plan).");
 
+  m.def(
+      "next_launch_stamp", [] { return ++launch_clock; },
+      "Advances the launch counter of BoundLaunch.last_used and returns it (for launchers "
+      "written in Python).");
+
   py::class_<BoundLaunch>(m, "BoundLaunch")
-      .def("__call__", &BoundLaunch::operator(), py::arg("args"));
+      .def("__call__", &BoundLaunch::operator(), py::arg("args"))
+      .def_readonly("last_used", &BoundLaunch::last_used,
+                    "A counter value that grows with every launch: larger is more recent.");
 
   py::class_<runtime::Program, std::shared_ptr<runtime::Program>>(m, "Program")
       .def(py::init([](std::string source, std::vector<std::string> includes,
@@ -234,7 +258,7 @@ PYBIND11_MODULE(_C, m) {
                                for (const auto& q : p.plan().params) out.emplace_back(q.name, q.written);
                                return out;
                              })
-      .def("launch", &runtime::launch_on_tensors, py::arg("outs"), py::arg("ins"),
+      .def("launch", &runtime::launch_eager, py::arg("outs"), py::arg("ins"),
            "Runs the program on the tensors (written ones first), on the current stream.")
       .def(
           "bind",
@@ -244,12 +268,21 @@ PYBIND11_MODULE(_C, m) {
           py::arg("outs"), py::arg("ins"),
           "A launcher for calls whose arguments at positions `outs` are the written tensors and "
           "at `ins` the read ones.")
-      .def("prepare", &runtime::Program::prepare, py::arg("device"),
-           py::call_guard<py::gil_scoped_release>())
+      .def("prepare", &runtime::prepare_on_current_stream, py::arg("device"),
+           py::call_guard<py::gil_scoped_release>(),
+           "Compiles and loads the kernels for `device` now (not during a stream capture).")
       .def("compile", &runtime::Program::compile, py::arg("arch"),
            py::call_guard<py::gil_scoped_release>(),
            "Compiles for an architecture such as 'sm_90' without loading (no GPU needed); "
            "returns the binary's size.");
+
+  m.def(
+      "prepare_source",
+      [](const std::string& source, int device) {
+        runtime::prepare_on_current_stream(*runtime::program_for_source(source), device);
+      },
+      py::arg("source"), py::arg("device"), py::call_guard<py::gil_scoped_release>(),
+      "Compiles and loads, for `device`, the program that parir::launch runs for this source.");
 
   m.def(
       "nvrtc_compile",
@@ -277,6 +310,8 @@ PYBIND11_MODULE(_C, m) {
     bool ok = runtime::Driver::available(&why);
     return py::make_tuple(ok, why);
   });
+  m.def("loaded_module_count", &runtime::loaded_module_count,
+        "How many CUDA modules parir has loaded and not unloaded yet.");
   m.def("cache_root", &runtime::cache_root);
   m.def("clear_disk_cache", &runtime::cache_clear);
   m.attr("prelude") = kPrelude;

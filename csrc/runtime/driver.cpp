@@ -75,6 +75,7 @@ const Loaded& load() {
     sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     sym(d.cuCtxGetCurrent, "cuCtxGetCurrent");
     sym(d.cuCtxSetCurrent, "cuCtxSetCurrent");
+    sym(d.cuCtxSynchronize, "cuCtxSynchronize");
     sym(d.cuModuleLoadData, "cuModuleLoadData");
     sym(d.cuModuleUnload, "cuModuleUnload");
     sym(d.cuModuleGetFunction, "cuModuleGetFunction");
@@ -82,6 +83,7 @@ const Loaded& load() {
     sym(d.cuLaunchKernel, "cuLaunchKernel");
     sym(d.cuStreamIsCapturing, "cuStreamIsCapturing");
     sym(d.cuStreamCreate, "cuStreamCreate");
+    sym(d.cuStreamDestroy_v2, "cuStreamDestroy_v2");
     sym(d.cuStreamBeginCapture_v2, "cuStreamBeginCapture_v2");
     sym(d.cuStreamEndCapture, "cuStreamEndCapture");
     sym(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");

@@ -101,4 +101,10 @@ void launch_on_tensors(const Program& program, const std::vector<at::Tensor>& ou
   program.launch(device, stream, ptrs);
 }
 
+void prepare_on_current_stream(const Program& program, int device) {
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  program.prepare(device,
+                  c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream());
+}
+
 }  // namespace parir::runtime

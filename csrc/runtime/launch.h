@@ -16,4 +16,8 @@ namespace parir::runtime {
 void launch_on_tensors(const Program& program, const std::vector<at::Tensor>& outs,
                        const std::vector<at::Tensor>& ins);
 
+// Compiles and loads `program` for `device` now, checking that the device's current stream is
+// not being captured.
+void prepare_on_current_stream(const Program& program, int device);
+
 }  // namespace parir::runtime

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <type_traits>
 
@@ -86,24 +87,70 @@ struct Nvrtc {
   }
 };
 
+// The `lib` directories of the NVIDIA wheels installed next to the PyTorch loaded in this
+// process (site-packages/nvidia/*/lib, found from libc10.so's location), newest CUDA first.
+// This is how a C++ program linked against the pip wheel's LibTorch finds NVRTC.
+std::vector<std::string> wheel_dirs_next_to_torch() {
+  std::string libc10;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        std::string name = info->dlpi_name ? info->dlpi_name : "";
+        if (std::filesystem::path(name).filename() != "libc10.so") return 0;
+        *static_cast<std::string*>(out) = name;
+        return 1;
+      },
+      &libc10);
+  std::vector<std::string> dirs;
+  if (libc10.empty()) return dirs;
+  std::error_code ec;
+  // .../site-packages/torch/lib/libc10.so -> .../site-packages/nvidia
+  auto nvidia = std::filesystem::path(libc10).parent_path().parent_path().parent_path() / "nvidia";
+  for (const auto& entry : std::filesystem::directory_iterator(nvidia, ec))
+    if (std::filesystem::is_directory(entry.path() / "lib", ec))
+      dirs.push_back((entry.path() / "lib").string());
+  std::sort(dirs.rbegin(), dirs.rend());  // cu13 before cu12, whatever the directory order
+  return dirs;
+}
+
+// Where NVRTC may be, in order (see nvrtc.h).
+std::vector<std::string> nvrtc_candidates() {
+  std::vector<std::string> candidates;
+  auto add_dir = [&](const std::string& dir) {
+    for (const char* name : kNames) candidates.push_back(dir + "/" + name);
+  };
+  if (const char* p = std::getenv("PARIR_NVRTC_PATH"); p && *p) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec))
+      add_dir(p);
+    else
+      candidates.push_back(p);
+  }
+  for (const auto& dir : library_dirs()) add_dir(dir);
+  // An NVRTC this process has loaded already (PyTorch loads one for its own JIT kernels).
+  for (const char* name : kNames)
+    if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {
+      dlclose(h);
+      candidates.push_back(name);
+    }
+  for (const auto& dir : wheel_dirs_next_to_torch()) add_dir(dir);
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* p = std::getenv(var); p && *p) add_dir(std::string(p) + "/lib64");
+  for (const char* name : kNames) candidates.push_back(name);
+  add_dir("/usr/local/cuda/lib64");
+  return candidates;
+}
+
 // Loads NVRTC on first use; the outcome, failure included, is kept for the process's lifetime
 // (so set_library_dirs must come first, which the Python package does at import).
 const Nvrtc& load() {
   static Nvrtc n;
   static std::once_flag once;
   std::call_once(once, [] {
-    std::vector<std::string> candidates;
-    if (const char* p = std::getenv("PARIR_NVRTC_PATH"); p && *p) candidates.push_back(p);
-    for (const auto& dir : library_dirs())
-      for (const char* name : kNames) candidates.push_back(dir + "/" + name);
-    for (const char* name : kNames) candidates.push_back(name);
-    for (const char* name : kNames)
-      candidates.push_back(std::string("/usr/local/cuda/lib64/") + name);
-    for (const auto& c : candidates)
+    for (const auto& c : nvrtc_candidates())
       if (n.open(c)) return;
     n.error = fmt::format(
         "parir: NVRTC (libnvrtc.so) was not found; install PyTorch's CUDA wheel or the CUDA "
-        "toolkit, or set PARIR_NVRTC_PATH to the library's full path. Tried:\n  {}",
+        "toolkit, or set PARIR_NVRTC_PATH to the library (or its directory). Tried:\n  {}",
         fmt::join(n.tried, "\n  "));
   });
   return n;

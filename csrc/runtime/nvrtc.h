@@ -1,9 +1,12 @@
 // NVRTC, loaded lazily: CUDA C++ source in, CUBIN (or PTX) out, in-process.
 //
 // libnvrtc is opened with dlopen on first use, so importing the package and generating code
-// never needs it, and compiling needs no GPU and no driver. Search order: $PARIR_NVRTC_PATH,
-// the directories given to set_library_dirs (the Python package passes the ones of the CUDA
-// wheels that PyTorch depends on), then the dynamic loader's default path and /usr/local/cuda.
+// never needs it, and compiling needs no GPU and no driver. Search order: $PARIR_NVRTC_PATH (the
+// library or its directory), the directories given to set_library_dirs (the Python package
+// passes the ones of the CUDA wheels that PyTorch depends on), an NVRTC already loaded in the
+// process, the NVIDIA wheels next to the loaded LibTorch (so a C++ program linked against the
+// pip wheel needs no setup), $CUDA_HOME/lib64 and $CUDA_PATH/lib64, the dynamic loader's default
+// path, and /usr/local/cuda/lib64.
 #pragma once
 
 #include <string>

@@ -129,28 +129,81 @@ Program::Program(std::string cuda_source, NvrtcOptions options)
 }
 
 
-Program::~Program() {
-  // Modules (and captured graphs) are not unloaded: a program may be destroyed at exit, after
-  // the CUDA context is gone, where unloading would fail. The driver frees them with the
-  // context. A program that the op's bounded cache evicts keeps its module loaded until then.
+namespace {
+
+// What a destroyed program leaves to unload, with the device it lives on.
+struct RetiredModule {
+  int device;
+  CUmodule module;
+  CUgraphExec graph;
+  CUstream capture_stream;
+};
+
+std::atomic<int64_t> loaded_modules{0};
+
+// Modules of destroyed programs, waiting to be unloaded. Never freed: programs may be destroyed
+// during static destruction at exit, after any ordinary static would be gone.
+std::mutex& retired_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::vector<RetiredModule>& retired_modules() {
+  static auto* v = new std::vector<RetiredModule>;
+  return *v;
 }
 
-const Program::Module& Program::module_for(int device, CUstream stream) const {
+// Unloads retired modules once enough have gathered to be worth the device synchronization
+// that must come first (their kernels may still be running). Called only right before a module
+// load, outside any stream capture.
+void unload_retired_modules(const Driver& drv) {
+  constexpr size_t kBatch = 32;
+  std::vector<RetiredModule> batch;
+  {
+    std::lock_guard<std::mutex> lock(retired_mutex());
+    if (retired_modules().size() < kBatch) return;
+    batch.swap(retired_modules());
+  }
+  std::map<int, std::vector<RetiredModule>> by_device;
+  for (const auto& r : batch) by_device[r.device].push_back(r);
+  for (const auto& [device, modules] : by_device) {
+    make_context_current(device);
+    drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize");
+    for (const auto& r : modules) {
+      if (r.graph) drv.cuGraphExecDestroy(r.graph);
+      if (r.capture_stream) drv.cuStreamDestroy_v2(r.capture_stream);
+      drv.cuModuleUnload(r.module);
+      --loaded_modules;
+    }
+  }
+}
+
+}  // namespace
+
+Program::~Program() {
+  // Nothing is unloaded here: a program may be destroyed during a stream capture or at exit,
+  // where driver calls are not allowed or fail. See unload_retired_modules.
+  if (launched_in_capture_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(retired_mutex());
+  for (size_t device = 0; device < modules_.size(); ++device) {
+    if (!modules_[device]) continue;
+    const Module& m = *modules_[device];
+    retired_modules().push_back({static_cast<int>(device), m.module, m.graph, m.capture_stream});
+  }
+}
+
+const Program::Module& Program::module_for(int device, CUstream stream, bool capturing) const {
   std::lock_guard<std::mutex> lock(mutex_);
   if (device < 0) fail("parir: invalid device ordinal {}", device);
   if (static_cast<int>(modules_.size()) <= device) modules_.resize(device + 1);
   if (modules_[device]) return *modules_[device];
 
   const Driver& drv = Driver::get();
-  if (stream) {
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    drv.check(drv.cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing");
-    if (status != CU_STREAM_CAPTURE_STATUS_NONE)
-      fail("parir: {}() is called for the first time on device {} while the stream is being "
-           "captured into a CUDA graph; compiling and loading its kernels is not allowed during "
-           "capture. Call it once before capturing (a warm-up run)",
-           plan_.function, device);
-  }
+  if (capturing)
+    fail("parir: {}() is called for the first time on device {} while the stream is being "
+         "captured into a CUDA graph; compiling and loading its kernels is not allowed during "
+         "capture. Call it once before capturing (a warm-up run)",
+         plan_.function, device);
+  unload_retired_modules(drv);
   make_context_current(device);
   auto [major, minor] = compute_capability(device);
   NvrtcOutput bin = compile_cached(source_, choose_arch(major, minor), options_);
@@ -160,24 +213,45 @@ const Program::Module& Program::module_for(int device, CUstream stream) const {
   }
   auto m = std::make_unique<Module>();
   drv.check(drv.cuModuleLoadData(&m->module, bin.binary.data()), "cuModuleLoadData");
+  ++loaded_modules;
   // Resolve every kernel now, so that launching needs no lock and no lookup by name.
   // Every launched kernel, with the largest cluster it is launched with.
   std::map<std::string, int64_t> names;
   for_each_launch(plan_.steps, [&](const PlanStep& step) {
     names[step.kernel] = std::max(names[step.kernel], step.cluster);
   });
-  for (const auto& [name, cluster] : names) {
-    CUfunction f = lookup_function(drv, m->module, name);
-    if (cluster > 8)  // beyond the portable cluster size (H100 and H200 allow 16)
-      drv.check(drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
-                "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
-    m->functions[name] = f;
+  try {
+    for (const auto& [name, cluster] : names) {
+      CUfunction f = lookup_function(drv, m->module, name);
+      if (cluster > 8)  // beyond the portable cluster size (H100 and H200 allow 16)
+        drv.check(
+            drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+            "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
+      m->functions[name] = f;
+    }
+  } catch (...) {
+    drv.cuModuleUnload(m->module);  // nothing of it has run yet
+    --loaded_modules;
+    throw;
   }
   modules_[device] = std::move(m);
   return *modules_[device];
 }
 
-void Program::prepare(int device) const { module_for(device, nullptr); }
+namespace {
+
+bool is_capturing(const Driver& drv, CUstream stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  drv.check(drv.cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing");
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+}  // namespace
+
+void Program::prepare(int device, CUstream stream) const {
+  const Driver& drv = Driver::get();
+  module_for(device, stream, stream && is_capturing(drv, stream));
+}
 
 size_t Program::compile(const std::string& arch) const {
   return compile_cached(source_, arch, options_).binary.size();
@@ -187,15 +261,17 @@ void Program::launch(int device, CUstream stream, const std::vector<void*>& para
   if (params.size() != plan_.params.size())
     fail("parir: {}() expects {} tensors, got {}", plan_.function, plan_.params.size(),
          params.size());
-  const Module& mod = module_for(device, stream);
   const Driver& drv = Driver::get();
+  bool capturing = is_capturing(drv, stream);
+  const Module& mod = module_for(device, stream, capturing);
   make_context_current(device);
+  if (capturing) {
+    // The launches join a capture that PyTorch (or the user) started; that graph may outlive
+    // this program, so its modules must stay loaded.
+    launched_in_capture_.store(true, std::memory_order_relaxed);
+    return launch_plan(mod, stream, params);
+  }
   if (!plan_.cuda_graphs) return launch_plan(mod, stream, params);
-
-  // Inside a capture that PyTorch (or the user) started, the launches join that graph.
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  drv.check(drv.cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing");
-  if (status != CU_STREAM_CAPTURE_STATUS_NONE) return launch_plan(mod, stream, params);
 
   std::lock_guard<std::mutex> lock(mutex_);
   Module& m = const_cast<Module&>(mod);
@@ -279,6 +355,8 @@ void Program::launch_plan(const Module& mod, CUstream stream,
               "cuLaunchKernel");
   });
 }
+
+int64_t loaded_module_count() { return loaded_modules.load(); }
 
 // ---------------------------------------------------------------------------------------------
 

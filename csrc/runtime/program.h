@@ -8,6 +8,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,8 +40,14 @@ class Program {
   // cuda_graphs is captured into a graph once per set of tensor addresses and replayed.
   void launch(int device, CUstream stream, const std::vector<void*>& params) const;
 
-  // Compiles and loads for `device` now (e.g. before a CUDA graph capture).
-  void prepare(int device) const;
+  // Compiles and loads for `device` now, e.g. before a CUDA graph capture. `stream` (may be
+  // null) is checked not to be capturing.
+  void prepare(int device, CUstream stream = nullptr) const;
+
+  // Unloading: a destroyed program hands its modules to a list that is emptied (after a device
+  // synchronization, since unloading code that may still run is undefined) just before some
+  // later module load, which is known to happen outside a stream capture. A program that was
+  // ever launched into a capture keeps its modules: the CUDA graph may outlive the program.
 
   // Compiles with NVRTC for a GPU architecture such as "sm_90", without loading (needs no GPU):
   // the size of the binary. Compile errors are raised as for a launch.
@@ -48,7 +55,7 @@ class Program {
 
  private:
   struct Module;
-  const Module& module_for(int device, CUstream stream) const;
+  const Module& module_for(int device, CUstream stream, bool capturing) const;
   // The plan's launches, one by one, on `stream`.
   void launch_plan(const Module& mod, CUstream stream, const std::vector<void*>& params) const;
 
@@ -57,7 +64,11 @@ class Program {
   LaunchPlan plan_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<Module>> modules_;  // by device ordinal
+  mutable std::atomic<bool> launched_in_capture_{false};
 };
+
+// How many modules parir has loaded and not unloaded, over all programs and devices.
+int64_t loaded_module_count();
 
 // The programs the parir::launch op has seen, by source text. Bounded: the least recently used
 // program beyond the limit is dropped (it is rebuilt from its source if it comes back).

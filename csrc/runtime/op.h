@@ -1,0 +1,22 @@
+// The parir::launch operator and the eager call path's way into it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+#include "runtime/program.h"
+
+namespace parir::runtime {
+
+// The eager call path (a jit function called from Python). Plain CUDA tensors are checked
+// (launch.h) and the kernels launched directly, with what the operator's autograd kernel does
+// around them: an error when autograd would have to track the call, and the written tensors'
+// version counters bumped so that autograd notices them being overwritten. Any other call goes
+// through the dispatcher as parir::launch, so that the tensors' subclass or the active mode
+// sees it: fake and functional tensors while torch.compile or torch.export trace, functorch
+// transforms, TorchDispatchModes.
+void launch_eager(const Program& program, const std::vector<at::Tensor>& outs,
+                  const std::vector<at::Tensor>& ins);
+
+}  // namespace parir::runtime
