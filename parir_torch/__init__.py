@@ -48,7 +48,9 @@ from .builtins import bool_ as _bool  # noqa: E402
 from .jit_function import JitFunction, ParirError, backend_status, jit  # noqa: E402
 from .options import (  # noqa: E402
     CompileBackend, CompileOptions, LoopPar, par, reduce, threads)
-from .compile import clear_cache, print_compiled  # noqa: E402
+from .types import ElemSize  # noqa: E402
+from .external import Target, external  # noqa: E402
+from .compile import clear_cache, compile_string, print_compiled  # noqa: E402
 
 globals()["bool"] = _bool  # parir.bool(x); assigned here so this module keeps Python's bool
 
@@ -56,7 +58,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "jit", "label", "threads", "reduce", "LoopPar", "par", "CompileOptions", "CompileBackend",
-    "gpu", "print_compiled", "clear_cache", "ParirError", "JitFunction", "backend_status",
+    "gpu", "print_compiled", "compile_string", "clear_cache", "ParirError", "JitFunction", "backend_status",
+    "ElemSize", "Target", "external",
     "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "atan2", "min", "max", "sum", "prod", "inf",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "bool",

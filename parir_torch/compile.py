@@ -1,7 +1,11 @@
-"""Compiling without calling: print_compiled, and clearing the caches."""
+"""Compiling without calling (print_compiled), running edited code (compile_string), and
+clearing the caches."""
 
-from . import _C
-from .jit_function import _ALL_FUNCTIONS, JitFunction, _convert, compile_source
+import math
+
+from . import _C, arguments
+from .jit_function import (_ALL_FUNCTIONS, JitFunction, ParirError, _convert, _with_saved_source,
+                           compile_source, load_program)
 from .options import CompileOptions, check_supported
 
 
@@ -13,8 +17,139 @@ def print_compiled(fn, args, opts=None):
     if opts is None:
         opts = CompileOptions()
     check_supported(opts)
-    fn_ir = fn.ir if isinstance(fn, JitFunction) else _convert(fn)
-    return compile_source(fn_ir, list(args), opts, require_cuda=False)
+    if isinstance(fn, JitFunction):
+        return compile_source(fn.fn, fn.ir, list(args), opts, require_cuda=False)
+    return compile_source(fn, _convert(fn), list(args), opts, require_cuda=False)
+
+
+def compile_string(fun_name, code, opts=None):
+    """A callable running `code`: CUDA C++ with a launch plan, as print_compiled writes it
+    (possibly edited by hand). It takes the same arguments as the function that was printed
+    (the plan's `//@ signature` line); scalars must have the values the code was specialized
+    for. `fun_name` is the function's name in the plan. opts.includes and opts.extra_flags
+    reach NVRTC; with opts.write_output a failing source is saved to a file named in the
+    error."""
+    if opts is None:
+        opts = CompileOptions()
+    check_supported(opts)
+    if not isinstance(code, str):
+        raise TypeError(f"compile_string takes the code as a str, got {type(code).__name__}")
+    program = load_program(code, opts, fun_name)
+    if program.function != fun_name:
+        raise ParirError(f"compile_string('{fun_name}', ...): the code's launch plan is for "
+                         f"'{program.function}' (its '//@ parir.plan' line)")
+    return CompiledString(program, opts)
+
+
+class CompiledString:
+    """The callable compile_string returns."""
+
+    def __init__(self, program, opts):
+        self.program = program
+        self._opts = opts
+        self.__name__ = program.function
+        if program.signature:
+            self._params = _parse_signature(program.signature)
+        else:  # a plan written without one: the tensors, in the plan's order
+            self._params = {name: _TENSOR for name, _ in program.params}
+        self._names = list(self._params)
+        self._launchers = {}
+
+    def __repr__(self):
+        sig = self.program.signature or f"{self.__name__}({', '.join(self._names)})"
+        return f"<parir compiled code {sig}>"
+
+    def __call__(self, *args):
+        name = self.__name__
+        if len(args) != len(self._names):
+            raise ParirError(f"{name}() takes {len(self._names)} argument"
+                             f"{'' if len(self._names) == 1 else 's'} "
+                             f"({', '.join(self._names)}) but {len(args)} were given")
+        args = tuple(arguments.convert(n, a) for n, a in zip(self._names, args))
+        for pname, a in zip(self._names, args):
+            _check_argument(name, pname, self._params[pname], a)
+        key = tuple(map(arguments.key, args))
+        launch = self._launchers.get(key)
+        if launch is None:
+            launch = self._launchers[key] = arguments.make_launcher(self.program, self._names,
+                                                                    args)
+        try:
+            launch(args)
+        except ParirError as e:
+            raise _with_saved_source(e, self.program.source, self._opts, name) from None
+
+
+_TENSOR = "tensor"
+
+
+def _split_top_level(text):
+    items, depth, cur = [], 0, ""
+    for c in text:
+        depth += c in "([" and 1 or c in ")]" and -1 or 0
+        if c == "," and depth == 0:
+            items.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+    if cur.strip():
+        items.append(cur.strip())
+    return items
+
+
+def _parse_value(text, where):
+    """A scalar of the signature line: (value, dtype name or None)."""
+    dtype = None
+    if text.endswith(")") and "(" in text:
+        dtype, text = text[:-1].split("(", 1)
+    words = {"True": True, "False": False, "inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+    if text in words:
+        return words[text], dtype
+    try:
+        return (float(text) if any(c in text for c in ".en") else int(text)), dtype
+    except ValueError:
+        raise ParirError(f"the '//@ signature' line: cannot read the value {text!r} of "
+                         f"{where}") from None
+
+
+def _parse_signature(sig):
+    """{parameter: _TENSOR | (value, dtype) | {key: _TENSOR | (value, dtype)}} from a
+    signature line such as "f(x, N=1000, d['k']=2.5)"."""
+    inner = sig[sig.index("(") + 1:sig.rindex(")")] if "(" in sig else ""
+    params = {}
+    for item in _split_top_level(inner):
+        lhs, _, rhs = item.partition("=")
+        lhs = lhs.strip()
+        what = _parse_value(rhs.strip(), lhs) if rhs else _TENSOR
+        if "[" in lhs:
+            name, key = lhs[:-1].split("[", 1)
+            params.setdefault(name, {})[key.strip("'\"")] = what
+        else:
+            params[lhs] = what
+    return params
+
+
+def _check_argument(fn, name, expected, a):
+    """The argument must be of the kind, and a scalar of the value, the code was compiled for."""
+    if isinstance(expected, dict):
+        if not isinstance(a, dict) or set(a) != set(expected):
+            raise ParirError(f"{fn}(): argument '{name}' must be a dict with the keys "
+                             f"{sorted(expected)}, as the code was compiled for")
+        for k, v in expected.items():
+            _check_argument(fn, f"{name}['{k}']", v, a[k])
+        return
+    is_tensor = hasattr(a, "shape") and len(a.shape) > 0
+    if expected == _TENSOR:
+        if not is_tensor:
+            raise ParirError(f"{fn}(): argument '{name}' must be a tensor")
+        return
+    value, _ = expected
+    got = a.item() if hasattr(a, "item") and not isinstance(a, (int, float)) else (
+        a.value if isinstance(a, arguments._NumpyScalar) else a)
+    same = got == value or (got != got and value != value)
+    if is_tensor or not same:
+        raise ParirError(f"{fn}(): the code was compiled for {name}={value!r}, but {name}="
+                         f"{got!r} was passed; scalars are compiled into the code, so "
+                         f"print_compiled it again for the new value")
 
 
 def clear_cache():

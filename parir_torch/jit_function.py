@@ -11,28 +11,13 @@ import weakref
 
 import torch
 
-from . import _C
+from . import _C, arguments, callees
 from .builtins import COMPILER_NAMES
-from .options import CompileOptions, check_supported, options_key
+from .options import (CompileOptions, check_supported, link_libraries, nvrtc_flags,
+                      options_key)
+from .types import elem_size
 
 ParirError = _C.ParirError
-
-# torch dtype -> the compiler's element type name. float16 and bfloat16 are not supported yet.
-_DTYPES = {
-    torch.bool: "bool",
-    torch.int8: "int8",
-    torch.int16: "int16",
-    torch.int32: "int32",
-    torch.int64: "int64",
-    torch.uint8: "uint8",
-    torch.uint16: "uint16",
-    torch.uint32: "uint32",
-    torch.uint64: "uint64",
-    torch.float32: "float32",
-    torch.float64: "float64",
-}
-
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 # Every JitFunction, so that clear_cache() can empty their memory caches.
 _ALL_FUNCTIONS = weakref.WeakSet()
@@ -85,85 +70,59 @@ def _convert(fn):
                                [line.rstrip("\n") for line in lines], _aliases(fn))
 
 
-def _arg_key(name, a):
-    """The specialization key of one argument: what the generated code depends on."""
-    if isinstance(a, torch.Tensor):
-        return (a.dtype, a.shape, a.stride(), a.is_cuda)
-    t = type(a)
-    if t is int or t is float or t is bool:
-        return (t, a)
-    return _bad_argument(name, a)
-
-
-def _bad_argument(name, a):
-    if isinstance(a, int) and not isinstance(a, bool):
-        return (int, int(a))
-    if isinstance(a, float):
-        return (float, float(a))
-    raise ParirError(
-        f"argument '{name}' is a {type(a).__module__}.{type(a).__qualname__}; parir functions "
-        f"take CUDA tensors, ints, floats and bools")
-
-
-def _describe_arg(name, a, require_cuda=True):
-    """The compiler's view of an argument, checked for what this version supports."""
-    if isinstance(a, torch.Tensor):
-        if a.dtype not in _DTYPES:
-            raise ParirError(f"argument '{name}' has dtype {a.dtype}, which parir does not "
-                             f"support yet; supported: "
-                             f"{', '.join(str(d) for d in _DTYPES)}")
-        if require_cuda and a.device.type != "cuda":
-            raise ParirError(f"argument '{name}' is a tensor on {a.device}; parir kernels run "
-                             f"on the GPU and need CUDA tensors: pass {name}.cuda()")
-        return ("tensor", _DTYPES[a.dtype], list(a.shape), list(a.stride()))
-    if isinstance(a, bool):
-        return ("bool", a)
-    if isinstance(a, int):
-        if not _INT64_MIN <= a <= _INT64_MAX:
-            raise ParirError(f"argument '{name}' = {a} does not fit in a 64-bit integer")
-        return ("int", int(a))
-    if isinstance(a, float):
-        return ("float", float(a))
-    _bad_argument(name, a)
-
-
 class _Compiled:
-    """A cached specialization: the program and which arguments go to it, written ones first."""
+    """A cached specialization: the program, and its launcher for calls with arguments of the
+    kinds it was compiled for."""
 
     __slots__ = ("program", "launch")
 
-    def __init__(self, program, arg_names):
+    def __init__(self, program, arg_names, args):
         self.program = program
-        index = {n: i for i, n in enumerate(arg_names)}
-        # launch(args) runs the program on the call's argument tuple.
-        self.launch = program.bind([index[n] for n, written in program.params if written],
-                                   [index[n] for n, written in program.params if not written])
+        self.launch = arguments.make_launcher(program, arg_names, args)
 
 
-def compile_source(fn_ir, args, opts, debug=False, require_cuda=True):
-    """Generates the CUDA source (with launch plan) of `fn_ir` specialized to `args`. Only the
-    launch needs CUDA tensors: with require_cuda=False tensors anywhere (CPU, meta) give their
-    dtype, shape and strides."""
+def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
+    """Generates the CUDA source (with launch plan) of the Python function `fn`, whose IR is
+    `fn_ir`, specialized to `args`. Only the launch needs CUDA tensors: with require_cuda=False
+    tensors anywhere (CPU, meta) give their dtype, shape and strides."""
     names = fn_ir.params
     if len(args) != len(names):
         raise ParirError(f"{fn_ir.name}() takes {len(names)} argument"
                          f"{'' if len(names) == 1 else 's'} ({', '.join(names)}) but "
                          f"{len(args)} were given")
-    described = [_describe_arg(n, a, require_cuda) for n, a in zip(names, args)]
+    args = [arguments.convert(n, a) for n, a in zip(names, args)]
+    described = [arguments.describe(n, a, require_cuda) for n, a in zip(names, args)]
     spec = {label: p._key() for label, p in opts.parallelize.items()}
-    source, log = _C.compile(fn_ir, described, spec, debug or opts.debug_print,
-                             bool(opts.use_cuda_graphs),
-                             bool(opts.use_cuda_thread_block_clusters),
-                             int(opts.max_thread_blocks_per_cluster))
+    source, log = _C.compile(fn_ir, described, spec, compiler_options(opts, debug),
+                             callees.resolve(fn, fn_ir, _convert))
     if log:
         print(log, file=sys.stdout)
     return source
 
 
+def compiler_options(opts, debug=False):
+    """The options that reach the C++ compiler, as plain values."""
+    out = {
+        "debug_print": bool(debug or opts.debug_print),
+        "use_cuda_graphs": bool(opts.use_cuda_graphs),
+        "use_cuda_thread_block_clusters": bool(opts.use_cuda_thread_block_clusters),
+        "max_thread_blocks_per_cluster": int(opts.max_thread_blocks_per_cluster),
+    }
+    for field in ("force_int_size", "force_float_size"):
+        if getattr(opts, field) is not None:
+            out[field] = elem_size(getattr(opts, field), f"CompileOptions.{field}").value
+    # Recorded in the launch plan, so that the source alone builds the same binary.
+    out["includes"] = [os.path.abspath(d) for d in opts.includes]
+    out["extra_flags"] = nvrtc_flags(opts)
+    out["link_libraries"] = link_libraries(opts)
+    return out
+
+
 def load_program(source, opts, name):
     """Wraps CUDA source in a runtime Program (NVRTC compiles it at its first launch)."""
     try:
-        return _C.Program(source, list(opts.includes), list(opts.extra_flags))
+        return _C.Program(source, [os.path.abspath(d) for d in opts.includes], nvrtc_flags(opts),
+                          link_libraries(opts))
     except ParirError as e:
         raise _with_saved_source(e, source, opts, name) from None
 
@@ -201,7 +160,12 @@ class JitFunction:
             return self.fn(*args)
         # The hot path: build the key, find the compiled program, launch.
         try:
-            key = (options_key(opts), *[_arg_key(n, a) for n, a in zip(self._names, args)])
+            key = (options_key(opts), *map(arguments.fast_key, args))
+            compiled = self._cache.get(key) if len(args) == len(self._names) else None
+        except arguments.NeedsConversion:
+            # Arrays that are not CUDA tensors, dicts, NumPy scalars: converted once, here.
+            args = tuple(arguments.convert(n, a) for n, a in zip(self._names, args))
+            key = (options_key(opts), *map(arguments.key, args))
             compiled = self._cache.get(key) if len(args) == len(self._names) else None
         except (AttributeError, TypeError):  # malformed options: the slow path explains
             key = compiled = None
@@ -216,8 +180,8 @@ class JitFunction:
         check_supported(opts)
         if opts.verbose_backend_resolution:
             print(backend_status(), file=sys.stdout)
-        source = compile_source(self.ir, args, opts, debug)
-        compiled = _Compiled(load_program(source, opts, self.ir.name), self._names)
+        source = compile_source(self.fn, self.ir, args, opts, debug)
+        compiled = _Compiled(load_program(source, opts, self.ir.name), self._names, args)
         if key is not None:
             self._cache[key] = compiled
         return compiled

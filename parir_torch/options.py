@@ -1,6 +1,7 @@
 """How a call is compiled and parallelized: LoopPar, CompileOptions and their constructors."""
 
 import enum
+import os
 
 from ._C import ParirError
 
@@ -101,16 +102,21 @@ class CompileOptions:
       debug_print: print the IR after each compiler pass, with elapsed time [False]
       write_output: when NVRTC fails, save the CUDA source to a file named in the error [False]
       verbose_backend_resolution: explain why the CUDA backend is or is not available [False]
-      includes, libs, extra_flags: passed to NVRTC ([]; libs must stay empty: NVRTC links
-        nothing)
+      includes: include directories for NVRTC (headers of parir.external functions) [[]]
+      extra_flags: flags for NVRTC, except -lNAME, which links the device library
+        libNAME.a found in one of `libs` [[]]
+      libs: directories searched for -lNAME libraries, or device library files (.a, .o) to
+        link; the driver's linker links them when the module is loaded [[]]
       use_cuda_graphs: run the host-side launch sequence as one CUDA graph, captured once per
         set of tensor addresses and replayed on the current stream [False]
       use_cuda_thread_block_clusters: reductions over several blocks (at most
         max_thread_blocks_per_cluster of them, a power of two up to 16) run those blocks as a
         thread block cluster and combine through distributed shared memory instead of global
         atomics; needs compute capability 9.0 [False, 8]
-      force_int_size [None], force_float_size [None]: accepted, but a value other than the
-        default is rejected at the call until it is implemented.
+      force_int_size [None], force_float_size [None]: the type (a parir.ElemSize, a torch
+        dtype or parir.int32 and friends) of every integer / float value that has no type of
+        its own: literals, Python int and float arguments, loop variables. None: int64 and
+        float64. Tensor elements and 0-d tensors keep their dtypes.
     """
 
     def __init__(self, parallelize=None, **fields):
@@ -138,12 +144,6 @@ class CompileOptions:
         return f"CompileOptions({fields})"
 
 
-_NOT_YET = {
-    "force_int_size": None,
-    "force_float_size": None,
-}
-
-
 def par(spec):
     """parir.par({'N': parir.threads(N)}): default CompileOptions with this parallel spec."""
     if not isinstance(spec, dict):
@@ -157,8 +157,9 @@ def options_key(opts):
     (validate_parallel_spec). Insertion order is part of the key; two orders of one spec only
     cost a second cache entry."""
     return (tuple([(label, p._k) for label, p in opts.parallelize.items()]),
-            tuple(opts.includes), tuple(opts.extra_flags), opts.use_cuda_graphs,
-            opts.use_cuda_thread_block_clusters, opts.max_thread_blocks_per_cluster)
+            tuple(opts.includes), tuple(opts.libs), tuple(opts.extra_flags),
+            opts.use_cuda_graphs, opts.use_cuda_thread_block_clusters,
+            opts.max_thread_blocks_per_cluster, opts.force_int_size, opts.force_float_size)
 
 
 def validate_parallel_spec(opts):
@@ -172,18 +173,37 @@ def validate_parallel_spec(opts):
                              f"use parir.threads(n)")
 
 
+def nvrtc_flags(opts):
+    """opts.extra_flags without the -lNAME flags, which are for the linker."""
+    return [f for f in opts.extra_flags if not f.startswith("-l")]
+
+
+def link_libraries(opts):
+    """The device libraries to link, as absolute paths: the files named in opts.libs, and
+    libNAME.a for each -lNAME of opts.extra_flags, found in the directories of opts.libs."""
+    out = [os.path.abspath(p) for p in opts.libs if os.path.isfile(p)]
+    dirs = [d for d in opts.libs if os.path.isdir(d)]
+    for flag in opts.extra_flags:
+        if not flag.startswith("-l"):
+            continue
+        name = flag[2:]
+        found = [os.path.join(d, f"lib{name}.a") for d in dirs
+                 if os.path.isfile(os.path.join(d, f"lib{name}.a"))]
+        if not found:
+            raise ParirError(f"CompileOptions.extra_flags has {flag}, but lib{name}.a is in none "
+                             f"of the directories of CompileOptions.libs ({opts.libs})")
+        out.append(os.path.abspath(found[0]))
+    for p in opts.libs:
+        if not os.path.exists(p):
+            raise ParirError(f"CompileOptions.libs names {p!r}, which does not exist")
+    return out
+
+
 def check_supported(opts):
     """Rejects option values that this version does not implement, rather than ignoring them."""
     if not isinstance(opts, CompileOptions):
         raise TypeError(f"opts must be a parir.CompileOptions (from parir.par(...)), "
                         f"got {type(opts).__name__}")
-    for name, default in _NOT_YET.items():
-        if getattr(opts, name) != default:
-            raise ParirError(f"CompileOptions.{name}={getattr(opts, name)!r} is not supported "
-                             f"in this version of parir-torch")
-    if opts.libs:
-        raise ParirError("CompileOptions.libs is not supported: NVRTC compiles a single "
-                         "translation unit and links no libraries")
     if opts.backend not in (CompileBackend.Auto, CompileBackend.Cuda):
         raise ValueError(f"unknown backend {opts.backend!r}")
     validate_parallel_spec(opts)

@@ -1,10 +1,12 @@
 #include "codegen/cuda_codegen.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "codegen/prelude.h"
+#include "ir/visitor.h"
 #include "passes/simplify.h"
 
 namespace parir {
@@ -24,6 +26,9 @@ std::string cuda_identifier(const std::string& name) {
       "floor", "fmod", "atan2"};
   if (reserved.count(name) || name.rfind("parir_", 0) == 0 || name.rfind("__", 0) == 0)
     return name + "_";
+  // The entry d['k'] of a dict argument is "d.k" in the IR.
+  if (size_t dot = name.find('.'); dot != std::string::npos)
+    return cuda_identifier(name.substr(0, dot)) + "__" + name.substr(dot + 1);
   return name;
 }
 
@@ -45,6 +50,10 @@ std::string int_literal(int64_t v, ScalarType t) {
 }
 
 std::string float_literal(double v, ScalarType t) {
+  // Half types have no literals: convert the double constant, rounding once.
+  if (t == ScalarType::F16) return fmt::format("__double2half({})", float_literal(v, ScalarType::F64));
+  if (t == ScalarType::BF16)
+    return fmt::format("__double2bfloat16({})", float_literal(v, ScalarType::F64));
   const char* ty = t == ScalarType::F32 ? "float" : "double";
   if (std::isinf(v)) return fmt::format("{}parir::inf<{}>()", v < 0 ? "-" : "", ty);
   if (std::isnan(v)) return fmt::format("parir::nan<{}>()", ty);
@@ -102,6 +111,7 @@ class KernelPrinter {
   int indent_ = 0;
   int depth_ = 0;  // enclosing parallel levels
   int last_line_ = -1;
+  const SourceInfo* last_src_ = nullptr;  // the file of the last #line
   std::set<std::string> internal_;  // names the compiler made: printed as they are
   std::map<std::string, int> nonneg_vars_;  // loop variables known to be >= 0, with depth
 
@@ -150,10 +160,12 @@ class KernelPrinter {
 
   // A #line directive back to the user's source, when the line changes.
   void at(const Loc& loc) {
-    if (!loc.known() || loc.line == last_line_) return;
+    const SourceInfo* src = loc.src ? loc.src : prog_.source.get();
+    if (!loc.known() || (loc.line == last_line_ && src == last_src_)) return;
     last_line_ = loc.line;
+    last_src_ = src;
     std::string file;
-    for (char c : prog_.source->filename) {
+    for (char c : src->filename) {
       if (c == '"' || c == '\\') file += '\\';
       file += c;
     }
@@ -227,6 +239,7 @@ class KernelPrinter {
       return;
     }
     if (auto i = s->as<If>()) return if_stmt(*i, false);
+    if (auto e = s->as<ExprStmt>()) return line(expr(e->value) + ";");
     if (auto g = s->as<GpuBlock>()) {
       // Already on the GPU: a nested `with parir.gpu:` is just its body.
       line("{");
@@ -262,6 +275,9 @@ class KernelPrinter {
     line("}");
   }
 
+  // Loop variables have the program's default int type (int64 unless force_int_size).
+  const char* loop_var_type() const { return cuda_name(prog_.int_type); }
+
   // The loop header for `var` over range(lo, hi, step), starting at iteration `first` and
   // advancing `stride` iterations at a time.
   void loop_header(const std::string& v, const ExprPtr& lo, const ExprPtr& hi,
@@ -277,7 +293,7 @@ class KernelPrinter {
       std::string inc = stride == "1" ? fmt::format("{}", s->value)
                         : s->value == 1 ? stride
                                         : fmt::format("{} * {}", stride, s->value);
-      line(fmt::format("for (int64_t {} = {}; {} {} {}; {} += {}) {{", name, start, name,
+      line(fmt::format("for ({} {} = {}; {} {} {}; {} += {}) {{", loop_var_type(), name, start, name,
                        s->value > 0 ? "<" : ">", expr(hi), name, inc));
       return;
     }
@@ -287,7 +303,7 @@ class KernelPrinter {
     line(fmt::format("const int64_t {}_n = parir::trip_count({}_lo, {}, {}_step);", k, k,
                      expr(hi), k));
     line(fmt::format("for (int64_t {} = {}; {} < {}_n; {} += {}) {{", k, first, k, k, k, stride));
-    line(fmt::format("  const int64_t {} = {}_lo + {} * {}_step;", name, k, k, k));
+    line(fmt::format("  const {} {} = {}_lo + {} * {}_step;", loop_var_type(), name, k, k, k));
   }
 
   void sequential_for(const For& f) {
@@ -428,18 +444,38 @@ class KernelPrinter {
         return fmt::format("parir::{}({})", python_name(c->fn), fmt::join(args, ", "));
       }
       case ExprKind::Cast:
-        return fmt::format("(({}){})", cuda_name(e->type.scalar), expr(e->as<Cast>()->a));
+        return cast(e->type.scalar, e->as<Cast>()->a);
       case ExprKind::Select: {
         auto s = e->as<Select>();
         return fmt::format("({} ? {} : {})", expr(s->cond), expr(s->a), expr(s->b));
       }
+      case ExprKind::ExternCall: {
+        auto c = e->as<ExternCall>();
+        std::vector<std::string> args;
+        for (const auto& a : c->args) args.push_back(expr(a));
+        return fmt::format("{}({})", c->fn->name, fmt::join(args, ", "));
+      }
       case ExprKind::Slice:
       case ExprKind::SliceReduce:
-        break;  // lower_slices has removed them
+      case ExprKind::CallFunction:
+        break;  // lower_slices and inline_functions have removed them
 
     }
     return "?";
   }
+
+  // Conversions to and from the half types go through parir_half.h's helpers, which round
+  // once and never rely on C++'s implicit conversions (ambiguous for __half).
+  std::string cast(ScalarType to, const ExprPtr& a) {
+    ScalarType from = a->type.scalar;
+    std::string x = expr(a);
+    if (to == ScalarType::F16) return fmt::format("parir::to_float16({})", x);
+    if (to == ScalarType::BF16) return fmt::format("parir::to_bfloat16({})", x);
+    if (is_half(from)) return fmt::format("parir::from_half<{}>({})", cuda_name(to), x);
+    return fmt::format("(({}){})", cuda_name(to), x);
+  }
+
+  static bool is_half(ScalarType t) { return t == ScalarType::F16 || t == ScalarType::BF16; }
 
   // C++ computes small integer types in int; wrap the result back to the type, as the GPU's
   // registers would hold it.
@@ -503,6 +539,45 @@ class KernelPrinter {
   }
 };
 
+// Whether a kernel computes with float16 or bfloat16 anywhere: then the source includes
+// parir_half.h, which needs the CUDA toolkit's headers; other programs compile without them.
+class FindsHalfTypes : public IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void check(ScalarType t) { found = found || t == ScalarType::F16 || t == ScalarType::BF16; }
+#define X(n)                                \
+  void visit_node(const n* node) override { \
+    check(node->type.scalar);               \
+    IRVisitor::visit_node(node);            \
+  }
+  PARIR_FOR_EACH_EXPR(X)
+#undef X
+};
+
+// The headers of the external functions the kernels call, in order of first use.
+class FindsExternHeaders : public IRVisitor {
+ public:
+  std::vector<std::string> headers;
+
+ protected:
+  void visit_node(const ExternCall* n) override {
+    const std::string& h = n->fn->header;
+    if (!h.empty() && std::find(headers.begin(), headers.end(), h) == headers.end())
+      headers.push_back(h);
+    IRVisitor::visit_node(n);
+  }
+};
+
+bool uses_half_types(const Program& prog, const Lowered& lowered) {
+  FindsHalfTypes finder;
+  for (const auto& k : lowered.kernels) finder.visit(k.root);
+  for (const auto& [name, t] : prog.tensors)
+    if (t.elem == ScalarType::F16 || t.elem == ScalarType::BF16) return true;
+  return finder.found;
+}
+
 }  // namespace
 
 std::string generate_cuda(const Program& prog, const Lowered& lowered) {
@@ -510,6 +585,10 @@ std::string generate_cuda(const Program& prog, const Lowered& lowered) {
   out += fmt::format("// CUDA C++ generated by parir-torch from {}() in {}\n", prog.name,
                      prog.source->filename);
   out += fmt::format("#include \"{}\"\n", kPreludeName);
+  if (uses_half_types(prog, lowered)) out += fmt::format("#include \"{}\"\n", kHalfHeaderName);
+  FindsExternHeaders externs;
+  for (const auto& k : lowered.kernels) externs.visit(k.root);
+  for (const auto& h : externs.headers) out += fmt::format("#include \"{}\"\n", h);
   for (const auto& k : lowered.kernels) {
     out += "\n";
     KernelPrinter(prog, k, out).print();

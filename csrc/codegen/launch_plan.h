@@ -8,13 +8,16 @@
 // front end never ran) parses it back; a user can read and edit it. Example:
 //
 //   //@ parir.plan jacobi
+//   //@ signature jacobi(A, B, steps=10)
 //   //@ param A float32[100, 100] strides(100, 1) inout
 //   //@ param B float32[100, 100] strides(100, 1) inout
 //   //@ for t in range(1, 10, 1):
 //   //@   launch jacobi_0 grid(98) block(128) (A, B)
 //   //@   launch jacobi_1 grid(98) block(128) (B, A)
 //
-// A launch may add shared(bytes) and cluster(blocks) after block(...).
+// A launch may add shared(bytes) and cluster(blocks) after block(...). Lines "include DIR",
+// "flag FLAG" and "link FILE" after the signature give NVRTC include directories and flags and
+// the device libraries to link.
 //
 // Expressions in loop bounds and conditions are int64 Python expressions over host loop
 // variables: literals, names, + - * // % << >> & | ^, comparisons, and/or/not, parentheses.
@@ -51,6 +54,14 @@ struct PlanStep {
 
 struct LaunchPlan {
   std::string function;
+  // The call the code was specialized for ("//@ signature f(x, N=1000)"): the original
+  // function's parameters in order, tensors by name and scalars with the values they were
+  // specialized on. compile_string's callable takes the same arguments; the op ignores it.
+  std::string signature;
+  // How to compile and link the source ("//@ include DIR", "//@ flag FLAG", "//@ link FILE"):
+  // CompileOptions.includes, extra_flags and the device libraries of libs, so that a process
+  // that only has this text builds the same binary.
+  std::vector<std::string> includes, flags, links;
   // Launch the sequence as one CUDA graph, captured once and replayed ("//@ parir.plan f
   // cuda_graphs"); CompileOptions.use_cuda_graphs.
   bool cuda_graphs = false;

@@ -45,6 +45,7 @@ class Converter {
     l.end_line = el.is_none() ? l.line : el.cast<int>() + off;
     py::object ec = node.attr("end_col_offset");
     l.end_col = ec.is_none() ? l.col : ec.cast<int>();
+    l.src = src_.get();
     return l;
   }
 
@@ -91,10 +92,20 @@ class Converter {
           first = false;
           continue;
         }
-        // A call of something other than a parir builtin is rejected by name.
-        if (node_type(v) == "Call") expr(v);
+        // A call of a Python function on its own is made for its effects (writes to tensors);
+        // a parir builtin on its own would compute nothing.
+        if (node_type(v) == "Call") {
+          ExprPtr call = expr(v);
+          if (call->as<CallFunction>()) {
+            out.push_back(std::make_shared<ExprStmt>(call, loc(s), std::move(labels)));
+            labels.clear();
+            first = false;
+            continue;
+          }
+        }
         fail_at(s, "an expression on its own is not a statement parir can compile; only "
-                   "assignments, loops, conditionals and parir.label(...) may stand alone");
+                   "assignments, loops, conditionals, function calls and parir.label(...) may "
+                   "stand alone");
       }
       first = false;
       if (t == "Pass") {
@@ -152,9 +163,10 @@ class Converter {
         fail_at(s, "the only supported `with` statement is `with parir.gpu:`");
       return std::make_shared<GpuBlock>(body(s.attr("body")), l, labels);
     }
-    if (t == "Return")
-      fail_at(s, "`return` is not supported: parir functions write their results into tensor "
-                 "arguments");
+    if (t == "Return") {
+      py::object v = s.attr("value");
+      return std::make_shared<Return>(v.is_none() ? ExprPtr() : expr(v), l, labels);
+    }
     if (t == "Break" || t == "Continue")
       fail_at(s, fmt::format("`{}` is not supported; express the condition in the loop or with if",
                              t == "Break" ? "break" : "continue"));
@@ -254,9 +266,28 @@ class Converter {
                               std::string(py::str(py::type::handle_of(v).attr("__name__")))));
   }
 
+  // d['k'] of a dict argument d: the compiler's name "d.k" for that entry, or "" when `node`
+  // is not indexed by a string.
+  std::string dict_entry(const py::handle& node) const {
+    py::handle base = node.attr("value"), key = node.attr("slice");
+    if (node_type(key) != "Constant" || !py::isinstance<py::str>(key.attr("value"))) return "";
+    if (node_type(base) != "Name")
+      fail_at(node, "only dict arguments are indexed with strings, as in params['N']");
+    std::string k = py::str(key.attr("value"));
+    if (k.empty() || k.find('.') != std::string::npos || k.find('\'') != std::string::npos)
+      fail_at(node, fmt::format("the dict key '{}' cannot be used in a parir function; use keys "
+                                "without dots or quotes",
+                                k));
+    return std::string(py::str(base.attr("id"))) + "." + k;
+  }
+
   ExprPtr subscript(const py::handle& node) {
+    if (std::string entry = dict_entry(node); !entry.empty()) return var(entry, loc(node));
     py::handle base = node.attr("value");
-    if (node_type(base) != "Name") {
+    std::string tensor;
+    if (node_type(base) == "Subscript") tensor = dict_entry(base);  // d['x'][i]
+    if (tensor.empty() && node_type(base) == "Name") tensor = py::str(base.attr("id"));
+    if (tensor.empty()) {
       expr(base);  // rejects an attribute, list, call, ... by name
       fail_at(node, "only tensor arguments can be indexed, as in x[i, j]");
     }
@@ -275,7 +306,7 @@ class Converter {
     } else {
       idx.push_back(index(sl));
     }
-    return std::make_shared<Load>(py::str(base.attr("id")), std::move(idx), Type{}, loc(node));
+    return std::make_shared<Load>(tensor, std::move(idx), Type{}, loc(node));
   }
 
   BinaryOp binop(const py::handle& op) const {
@@ -362,6 +393,15 @@ class Converter {
     return std::make_shared<SliceReduce>(op, args[0], axis, loc(node));
   }
 
+  // "f" for a Name, "mod.f" for an attribute of a name; "" otherwise.
+  static std::string dotted_name(const py::handle& node) {
+    std::string t = node_type(node);
+    if (t == "Name") return py::str(node.attr("id"));
+    if (t != "Attribute") return "";
+    std::string base = dotted_name(node.attr("value"));
+    return base.empty() ? "" : base + "." + std::string(py::str(node.attr("attr")));
+  }
+
   ExprPtr call(const py::handle& node) {
     Loc l = loc(node);
     py::handle func = node.attr("func");
@@ -379,9 +419,18 @@ class Converter {
       else if (id == "int") name = "int64";
       else if (id == "bool") name = "bool";
     }
-    if (name.empty())
-      fail_at(node, "only parir's built-in functions (parir.exp, parir.min, parir.float32, ...) "
-                    "can be called in a parir function");
+    if (name.empty()) {
+      // A Python function (or an external), resolved and inlined when compiling.
+      std::string callee = dotted_name(func);
+      if (callee.empty())
+        fail_at(node, "only functions named directly (f(x) or module.f(x)) can be called in a "
+                      "parir function");
+      if (py::len(node.attr("keywords")) > 0)
+        fail_at(node, fmt::format("{}() is called with keyword arguments; parir passes "
+                                  "arguments to functions by position only",
+                                  callee));
+      return std::make_shared<CallFunction>(callee, std::move(args), l);
+    }
     if (name == "label")
       fail_at(node, "parir.label(...) must stand alone as a statement before what it labels");
     bool reduction = name == "sum" || name == "prod" ||

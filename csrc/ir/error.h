@@ -16,13 +16,18 @@
 
 namespace parir {
 
+struct SourceInfo;
+
 // A span in the user's Python source, in the file's own line numbers (1-based lines, 0-based
-// columns as Python's ast reports them). line == 0 means "unknown".
+// columns as Python's ast reports them). line == 0 means "unknown". `src` is the function the
+// span is in (functions called by a jit function are inlined into it, so one program holds
+// code from several functions and files); null means the program's own function.
 struct Loc {
   int line = 0;
   int col = 0;
   int end_line = 0;
   int end_col = 0;
+  const SourceInfo* src = nullptr;
 
   bool known() const { return line > 0; }
 };

@@ -138,6 +138,18 @@ std::string expr_text(const ExprNode& e) {
       return n.step ? fmt::format("{}:{}:{}", part(n.lo), part(n.hi), part(n.step))
                     : fmt::format("{}:{}", part(n.lo), part(n.hi));
     }
+    case ExprKind::CallFunction: {
+      const auto& n = static_cast<const CallFunction&>(e);
+      std::vector<std::string> args;
+      for (const auto& a : n.args) args.push_back(expr_text(*a));
+      return fmt::format("{}({})", n.name, fmt::join(args, ", "));
+    }
+    case ExprKind::ExternCall: {
+      const auto& n = static_cast<const ExternCall&>(e);
+      std::vector<std::string> args;
+      for (const auto& a : n.args) args.push_back(expr_text(*a));
+      return fmt::format("{}({})", n.fn->python_name, fmt::join(args, ", "));
+    }
     case ExprKind::SliceReduce: {
       const auto& n = static_cast<const SliceReduce&>(e);
       return n.axis ? fmt::format("parir.{}({}, axis={})", python_name(n.op), expr_text(*n.arg),
@@ -199,6 +211,14 @@ void stmt_text(const StmtNode& s, int indent, std::string& out) {
       body_text(n.body, indent + 1, out);
       break;
     }
+    case StmtKind::Return: {
+      const auto& n = static_cast<const Return&>(s);
+      out += n.value ? fmt::format("{}return {}\n", pad, expr_text(*n.value)) : pad + "return\n";
+      break;
+    }
+    case StmtKind::ExprStmt:
+      out += fmt::format("{}{}\n", pad, expr_text(*static_cast<const ExprStmt&>(s).value));
+      break;
   }
 }
 
@@ -221,6 +241,12 @@ std::string to_string(const Function& f) {
   std::vector<std::string> names;
   for (const auto& p : f.params) names.push_back(p.name);
   return fmt::format("def {}({}):\n{}", f.name, fmt::join(names, ", "), to_string(f.body, 1));
+}
+
+std::string display_name(const std::string& name) {
+  size_t dot = name.find('.');
+  if (dot == std::string::npos) return name;
+  return fmt::format("{}['{}']", name.substr(0, dot), name.substr(dot + 1));
 }
 
 }  // namespace parir

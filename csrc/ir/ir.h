@@ -47,14 +47,18 @@ namespace parir {
   X(Cast)                      \
   X(Select)                    \
   X(Slice)                     \
-  X(SliceReduce)
+  X(SliceReduce)               \
+  X(CallFunction)              \
+  X(ExternCall)
 
 #define PARIR_FOR_EACH_STMT(X) \
   X(Assign)                    \
   X(For)                       \
   X(While)                     \
   X(If)                        \
-  X(GpuBlock)
+  X(GpuBlock)                  \
+  X(Return)                    \
+  X(ExprStmt)
 
 enum class ExprKind : uint8_t {
 #define X(n) n,
@@ -239,6 +243,35 @@ struct SliceReduce : ExprNode {
       : ExprNode(static_kind, Type{}, l), op(o), arg(std::move(a)), axis(ax) {}
 };
 
+// f(a, b): a call of a Python function by the name the caller uses for it, which
+// inline_functions resolves: a function (decorated with @parir.jit or not) is inlined, an
+// external (parir.external) becomes an ExternCall. Gone after inline_functions.
+struct CallFunction : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::CallFunction;
+  std::string name;  // as written: "helper" or "module.helper"
+  std::vector<ExprPtr> args;
+  CallFunction(std::string n, std::vector<ExprPtr> a, Loc l)
+      : ExprNode(static_kind, Type{}, l), name(std::move(n)), args(std::move(a)) {}
+};
+
+// A device function from outside parir (parir.external): a CUDA intrinsic or a function of a
+// user header, with the parameter and result types its Python declaration gives.
+struct ExternFunction {
+  std::string name;          // the C++ name called
+  std::string python_name;   // the decorated Python function's, for errors
+  std::vector<ScalarType> params;
+  ScalarType result = ScalarType::Unknown;
+  std::string header;        // #included by programs that call it; "" for none
+};
+
+struct ExternCall : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::ExternCall;
+  std::shared_ptr<const ExternFunction> fn;
+  std::vector<ExprPtr> args;
+  ExternCall(std::shared_ptr<const ExternFunction> f, std::vector<ExprPtr> a, Loc l)
+      : ExprNode(static_kind, Type{f->result, false}, l), fn(std::move(f)), args(std::move(a)) {}
+};
+
 // ---------------------------------------------------------------------------------------------
 // Statements
 
@@ -341,6 +374,23 @@ struct GpuBlock : StmtNode {
       : StmtNode(static_kind, l, std::move(lb)), body(std::move(b)) {}
 };
 
+// `return value` (value may be null) in a function that a jit function calls; inline_functions
+// turns it into an assignment to the call's result.
+struct Return : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Return;
+  ExprPtr value;
+  Return(ExprPtr v, Loc l, std::vector<std::string> lb = {})
+      : StmtNode(static_kind, l, std::move(lb)), value(std::move(v)) {}
+};
+
+// A call made for its effects, `f(x, y)` on a line of its own.
+struct ExprStmt : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::ExprStmt;
+  ExprPtr value;
+  ExprStmt(ExprPtr v, Loc l, std::vector<std::string> lb = {})
+      : StmtNode(static_kind, l, std::move(lb)), value(std::move(v)) {}
+};
+
 // ---------------------------------------------------------------------------------------------
 // A function as captured at decoration time (untyped) and after specialization (typed).
 
@@ -364,6 +414,9 @@ ExprPtr float_imm(double v, Loc l = {}, Type t = {ScalarType::F64, true});
 ExprPtr bool_imm(bool v, Loc l = {});
 ExprPtr var(const std::string& name, Loc l = {}, Type t = {});
 ExprPtr binary(BinaryOp op, ExprPtr a, ExprPtr b, Loc l = {}, Type t = {});
+
+// A name as the user wrote it: the compiler's "d.k" for the entry d['k'] of a dict argument.
+std::string display_name(const std::string& name);
 
 // Python-like text of an expression or statement list, for debugging and tests.
 std::string to_string(const ExprPtr& e);

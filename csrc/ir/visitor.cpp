@@ -60,6 +60,14 @@ void IRVisitor::visit_node(const Slice* n) {
   visit(n->step);
 }
 void IRVisitor::visit_node(const SliceReduce* n) { visit(n->arg); }
+void IRVisitor::visit_node(const CallFunction* n) {
+  for (const auto& a : n->args) visit(a);
+}
+void IRVisitor::visit_node(const ExternCall* n) {
+  for (const auto& a : n->args) visit(a);
+}
+void IRVisitor::visit_node(const Return* n) { visit(n->value); }
+void IRVisitor::visit_node(const ExprStmt* n) { visit(n->value); }
 void IRVisitor::visit_node(const Assign* n) {
   visit(n->target);
   visit(n->value);
@@ -188,6 +196,32 @@ ExprPtr IRMutator::mutate_node(const SliceReduce* n, const ExprPtr& self) {
   ExprPtr a = mutate(n->arg);
   if (a == n->arg) return self;
   return std::make_shared<SliceReduce>(n->op, a, n->axis, n->loc);
+}
+
+ExprPtr IRMutator::mutate_node(const CallFunction* n, const ExprPtr& self) {
+  std::vector<ExprPtr> args;
+  for (const auto& a : n->args) args.push_back(mutate(a));
+  if (same(args, n->args)) return self;
+  return std::make_shared<CallFunction>(n->name, std::move(args), n->loc);
+}
+
+ExprPtr IRMutator::mutate_node(const ExternCall* n, const ExprPtr& self) {
+  std::vector<ExprPtr> args;
+  for (const auto& a : n->args) args.push_back(mutate(a));
+  if (same(args, n->args)) return self;
+  return std::make_shared<ExternCall>(n->fn, std::move(args), n->loc);
+}
+
+StmtPtr IRMutator::mutate_node(const Return* n, const StmtPtr& self) {
+  ExprPtr v = mutate(n->value);
+  if (v == n->value) return self;
+  return std::make_shared<Return>(v, n->loc, n->labels);
+}
+
+StmtPtr IRMutator::mutate_node(const ExprStmt* n, const StmtPtr& self) {
+  ExprPtr v = mutate(n->value);
+  if (v == n->value) return self;
+  return std::make_shared<ExprStmt>(v, n->loc, n->labels);
 }
 
 StmtPtr IRMutator::mutate_node(const Assign* n, const StmtPtr& self) {

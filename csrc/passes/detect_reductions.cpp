@@ -90,7 +90,12 @@ class RewriteBody : public IRMutator {
       if (is_bool(t))
         prog_.error(n->loc, "a parallel reduction into a bool is not supported; accumulate into "
                             "an integer (e.g. count with += 1)");
-      acc_type = Type{is_int(t) && size_in_bytes(t) < 4 ? ScalarType::I64 : t, false};
+      // Narrow types accumulate in a wider one, as PyTorch does: small integers in int64,
+      // float16 and bfloat16 in float32. The result is rounded to the target's type once.
+      ScalarType acc = t;
+      if (is_int(t) && size_in_bytes(t) < 4) acc = ScalarType::I64;
+      if (t == ScalarType::F16 || t == ScalarType::BF16) acc = ScalarType::F32;
+      acc_type = Type{acc, false};
     } else if (*op != m->op) {
       prog_.error(n->loc, fmt::format("this loop's reduction combines with {} here but with {} "
                                       "elsewhere; a reduction uses one operation",

@@ -10,7 +10,6 @@ namespace {
 
 constexpr Type kBool{ScalarType::Bool, false};
 constexpr Type kIndex{ScalarType::I64, false};
-constexpr Type kLoopVar{ScalarType::I64, true};
 
 bool same_scalar(Type a, Type b) { return a.scalar == b.scalar; }
 
@@ -36,13 +35,10 @@ ExprPtr truth(const ExprPtr& e) {
   return binary(BinaryOp::Ne, e, zero, e->loc, kBool);
 }
 
-// Bool arithmetic computes in int64, as True + True == 2 in Python.
-Type numeric(Type t) { return is_bool(t.scalar) ? Type{ScalarType::I64, t.weak} : t; }
-
 class Typer : public IRMutator {
  public:
   Typer(const Program& p, std::map<std::string, Type>& locals, bool final_pass)
-      : prog_(p), locals_(locals), final_(final_pass) {}
+      : prog_(p), locals_(locals), final_(final_pass), loop_var_{p.int_type, true} {}
 
  protected:
   const Program& prog_;
@@ -51,17 +47,33 @@ class Typer : public IRMutator {
   std::map<std::string, int> loop_vars_;  // in scope, with nesting count
   std::set<std::string> assigned_;  // locals assigned on every path to here (final pass)
   std::map<std::string, Loc> first_strong_;  // where a local first got a strong type
+  const Type loop_var_;  // loop variables are weak ints of the default int type
 
   [[noreturn]] void error(const Loc& l, const std::string& msg) const { prog_.error(l, msg); }
 
+  // Bool arithmetic computes in the default int type, as True + True == 2 in Python.
+  Type numeric(Type t) const { return is_bool(t.scalar) ? Type{prog_.int_type, t.weak} : t; }
+  // A float computed from integers (true division, exp of an int) has the default float type.
+  Type default_float(bool weak) const { return Type{prog_.float_type, weak}; }
+
   // ----- expressions ----------------------------------------------------------------------
 
-  ExprPtr mutate_node(const IntImm*, const ExprPtr& self) override { return self; }
-  ExprPtr mutate_node(const FloatImm*, const ExprPtr& self) override { return self; }
+  // Literals are weak int64 and float64 as the front end reads them; they take the default
+  // types (CompileOptions.force_int_size, force_float_size).
+  ExprPtr mutate_node(const IntImm* n, const ExprPtr& self) override {
+    if (n->type == Type{ScalarType::I64, true} && prog_.int_type != ScalarType::I64)
+      return int_imm(n->value, n->loc, Type{prog_.int_type, true});
+    return self;
+  }
+  ExprPtr mutate_node(const FloatImm* n, const ExprPtr& self) override {
+    if (n->type == Type{ScalarType::F64, true} && prog_.float_type != ScalarType::F64)
+      return float_imm(n->value, n->loc, default_float(true));
+    return self;
+  }
   ExprPtr mutate_node(const BoolImm*, const ExprPtr& self) override { return self; }
 
   ExprPtr mutate_node(const Var* n, const ExprPtr&) override {
-    if (loop_vars_.count(n->name)) return var(n->name, n->loc, kLoopVar);
+    if (loop_vars_.count(n->name)) return var(n->name, n->loc, loop_var_);
     auto it = locals_.find(n->name);
     if (it == locals_.end() && !final_) return var(n->name, n->loc, Type{});
     if (it == locals_.end())
@@ -128,10 +140,10 @@ class Typer : public IRMutator {
     Type result = t;
     if (n->op == BinaryOp::Div && !is_float(t.scalar)) {
       // True division of integers gives a float, as in Python.
-      t = result = Type{ScalarType::F64, t.weak};
+      t = result = default_float(t.weak);
     } else if (n->op == BinaryOp::Pow && !is_float(t.scalar)) {
       auto e = b->as<IntImm>();
-      if (e && e->value < 0) t = result = Type{ScalarType::F64, t.weak};  // 2 ** -1 == 0.5
+      if (e && e->value < 0) t = result = default_float(t.weak);  // 2 ** -1 == 0.5
     }
     return binary(n->op, coerce(a, t), coerce(b, t), n->loc, result);
   }
@@ -154,10 +166,20 @@ class Typer : public IRMutator {
         t = numeric(t);
         break;
       default:  // exp, log, ... compute in floating point
-        if (!is_float(t.scalar)) t = Type{ScalarType::F64, t.weak};
+        if (!is_float(t.scalar)) t = default_float(t.weak);
     }
     for (auto& x : args) x = coerce(x, t);
     return std::make_shared<Call>(n->fn, std::move(args), t, n->loc);
+  }
+
+  // An external's arguments convert to its parameter types, as in a C++ call.
+  ExprPtr mutate_node(const ExternCall* n, const ExprPtr&) override {
+    std::vector<ExprPtr> args;
+    for (size_t i = 0; i < n->args.size(); ++i) {
+      ExprPtr a = mutate(n->args[i]);
+      args.push_back(a->type.known() ? coerce(a, Type{n->fn->params[i], false}) : a);
+    }
+    return std::make_shared<ExternCall>(n->fn, std::move(args), n->loc);
   }
 
   ExprPtr mutate_node(const Cast* n, const ExprPtr&) override {

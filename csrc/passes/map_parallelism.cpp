@@ -165,7 +165,7 @@ class KernelScan : public IRVisitor {
       shared = shared || !mentions(target, {v});
     if (shared) k_.atomic_reductions.insert(n.reduction.get());
     int bytes = size_in_bytes(prog_.tensors.at(t->tensor).elem);
-    if (shared && bytes < 4)
+    if (shared && bytes < 2)
       prog_.error(n.loc, fmt::format("the reduction into '{}' ({}) is combined by several "
                                      "blocks, with atomic operations, and CUDA has none for "
                                      "{}-byte elements; reduce into a wider dtype",

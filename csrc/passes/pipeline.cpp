@@ -56,12 +56,16 @@ std::string dump(const Lowered& l) {
 }  // namespace
 
 CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
-                      const CompileOptions& opts) {
+                      const CompileOptions& opts, const CalleeTable& callees) {
   PassLog log(opts.debug_print);
   log.after("parse", to_string(fn));
 
+  // Called Python functions are inlined; externals stay calls.
+  Function inlined = inline_functions(fn, callees);
+  log.after("inline_functions", to_string(inlined));
+
   // Scalars become constants and tensors get types: everything below is specialized.
-  Program prog = specialize_arguments(fn, args);
+  Program prog = specialize_arguments(inlined, args, opts);
   log.after("specialize_arguments", dump(prog));
 
   // Slice statements become loops over their slice dimensions.
@@ -97,6 +101,9 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   log.after("map_parallelism", dump(lowered));
 
   lowered.plan.cuda_graphs = opts.use_cuda_graphs;
+  lowered.plan.includes = opts.includes;
+  lowered.plan.flags = opts.flags;
+  lowered.plan.links = opts.links;
   CompileResult result;
   result.cuda = generate_cuda(prog, lowered);
   log.after("generate_cuda", result.cuda);

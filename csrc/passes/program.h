@@ -12,12 +12,19 @@ namespace parir {
 // One argument of a call, as the compiler specializes on it: scalars by value, tensors by
 // element type, shape and strides (never by contents).
 struct ArgValue {
-  enum class Kind { Int, Float, Bool, Tensor };
+  enum class Kind { Int, Float, Bool, Tensor, Dict };
   Kind kind = Kind::Int;
   int64_t int_value = 0;
   double float_value = 0.0;
   bool bool_value = false;
+  // A scalar with a type of its own (a 0-d tensor's dtype) is strongly typed; Unknown for
+  // Python numbers, which are weak and take the program's default int or float type.
+  ScalarType scalar_type = ScalarType::Unknown;
   TensorType tensor;
+  // A dict argument `d`: its entries, each an argument of its own named "d.<key>" (the front
+  // end turns d['key'] into that name).
+  std::vector<std::string> entry_keys;
+  std::vector<ArgValue> entries;
 };
 
 using ParallelSpec = std::map<std::string, LoopPar>;
@@ -29,6 +36,14 @@ struct CompileOptions {
   // Multi-block reductions combine through thread block clusters of at most this many blocks.
   bool use_clusters = false;
   int64_t max_blocks_per_cluster = 8;
+  // CompileOptions.force_int_size / force_float_size: the type of integer and float values that
+  // have no type of their own (literals, Python scalars, loop variables); Unknown = int64 and
+  // float64.
+  ScalarType force_int = ScalarType::Unknown;
+  ScalarType force_float = ScalarType::Unknown;
+  // Recorded in the launch plan for the runtime: NVRTC include directories and flags, and
+  // device libraries to link.
+  std::vector<std::string> includes, flags, links;
 };
 
 // A function specialized to its arguments: scalar parameters are gone (replaced by their values)
@@ -40,9 +55,15 @@ struct Program {
   std::map<std::string, TensorType> tensors;    // by name
   std::map<std::string, Type> locals;           // set by infer_types
   Body body;
+  // The call this program was specialized for, as the launch plan's signature line prints it:
+  // "f(x, y, N=1000, d['k']=2.5)" (tensors by name, scalars with their values).
+  std::string signature;
+  // The types of integer and float values that have no type of their own (see CompileOptions).
+  ScalarType int_type = ScalarType::I64;
+  ScalarType float_type = ScalarType::F64;
 
   [[noreturn]] void error(const Loc& loc, const std::string& msg) const {
-    throw_at(*source, loc, msg);
+    throw_at(loc.src ? *loc.src : *source, loc, msg);
   }
   bool is_tensor(const std::string& name) const { return tensors.count(name) > 0; }
 };

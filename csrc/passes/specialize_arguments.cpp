@@ -1,5 +1,8 @@
 #include "passes/specialize_arguments.h"
 
+#include <functional>
+#include <set>
+
 #include "ir/visitor.h"
 
 namespace parir {
@@ -7,18 +10,46 @@ namespace {
 
 class Specialize : public IRMutator {
  public:
-  Specialize(const Program& p, const std::map<std::string, ExprPtr>& scalars)
-      : prog_(p), scalars_(scalars) {}
+  Specialize(const Program& p, const std::map<std::string, ExprPtr>& scalars,
+             const std::set<std::string>& dicts)
+      : prog_(p), scalars_(scalars), dicts_(dicts) {}
 
  protected:
   const Program& prog_;
   const std::map<std::string, ExprPtr>& scalars_;
+  const std::set<std::string>& dicts_;
+
+  // A name "d.k" (the front end's d['k']) of a dict argument d without the entry k.
+  void check_dict_entry(const std::string& name, const Loc& loc) const {
+    size_t dot = name.find('.');
+    if (dot == std::string::npos) return;
+    std::string dict = name.substr(0, dot);
+    if (!dicts_.count(dict))
+      prog_.error(loc, fmt::format("'{}' is not a dict argument of {}; only dict arguments are "
+                                   "indexed with strings",
+                                   dict, prog_.name));
+    if (!prog_.is_tensor(name) && !scalars_.count(name))
+      prog_.error(loc, fmt::format("the dict argument '{}' has no entry '{}'", dict,
+                                   name.substr(dot + 1)));
+  }
 
   ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
-    if (prog_.is_tensor(n->name))
-      prog_.error(n->loc, fmt::format("tensor '{}' is used as a value; index it with one index "
-                                      "per dimension, as in {}[i]",
+    check_dict_entry(n->name, n->loc);
+    if (dicts_.count(n->name))
+      prog_.error(n->loc, fmt::format("the dict argument '{}' is used as a value; use its "
+                                      "entries, as in {}['key']",
                                       n->name, n->name));
+    if (prog_.is_tensor(n->name)) {
+      // A shape-(1,) tensor passes a value without specializing on it: its name reads it.
+      const TensorType& t = prog_.tensors.at(n->name);
+      if (t.rank() == 1 && t.shape[0] == 1)
+        return std::make_shared<Load>(n->name, std::vector<ExprPtr>{int_imm(0, n->loc)}, Type{},
+                                      n->loc);
+      prog_.error(n->loc, fmt::format("tensor '{}' is used as a value; index it with one index "
+                                      "per dimension, as in {}[i] (only a shape-(1,) tensor "
+                                      "stands for its one element)",
+                                      display_name(n->name), display_name(n->name)));
+    }
     auto it = scalars_.find(n->name);
     if (it == scalars_.end()) return self;
     // Keep the user's location on the literal for error messages.
@@ -29,6 +60,7 @@ class Specialize : public IRMutator {
   }
 
   ExprPtr mutate_node(const Load* n, const ExprPtr& self) override {
+    check_dict_entry(n->tensor, n->loc);
     auto t = prog_.tensors.find(n->tensor);
     if (t == prog_.tensors.end()) {
       if (scalars_.count(n->tensor))
@@ -49,8 +81,10 @@ class Specialize : public IRMutator {
 
   StmtPtr mutate_node(const Assign* n, const StmtPtr& self) override {
     if (auto v = n->target->as<Var>()) {
-      if (prog_.is_tensor(v->name) || scalars_.count(v->name))
-        prog_.error(n->loc, fmt::format("cannot assign to the argument '{}'; {}", v->name,
+      check_dict_entry(v->name, v->loc);
+      if (prog_.is_tensor(v->name) || scalars_.count(v->name) || dicts_.count(v->name))
+        prog_.error(n->loc, fmt::format("cannot assign to the argument '{}'; {}",
+                                        display_name(v->name),
                                         prog_.is_tensor(v->name)
                                             ? "write to its elements instead, as in x[i] = ..."
                                             : "copy it into a local variable first"));
@@ -71,12 +105,61 @@ class Specialize : public IRMutator {
   }
 };
 
+// The items of the signature line for one argument: "x" for a tensor, "N=1000" for a Python
+// number, "N=int32(5)" for a scalar with a type of its own, one item per entry of a dict
+// ("d['k']=2.5"). Floats are printed so that they read back exactly.
+void signature_items(const std::string& name, const ArgValue& a, std::vector<std::string>& out) {
+  auto typed = [&](const std::string& v) {
+    return a.scalar_type == ScalarType::Unknown
+               ? v
+               : fmt::format("{}({})", python_name(a.scalar_type), v);
+  };
+  switch (a.kind) {
+    case ArgValue::Kind::Tensor:
+      out.push_back(display_name(name));
+      break;
+    case ArgValue::Kind::Int:
+      out.push_back(fmt::format("{}={}", display_name(name),
+                                typed(is_unsigned_int(a.scalar_type)
+                                          ? std::to_string(static_cast<uint64_t>(a.int_value))
+                                          : std::to_string(a.int_value))));
+      break;
+    case ArgValue::Kind::Float:
+      out.push_back(fmt::format("{}={}", display_name(name), typed(fmt::format("{}", a.float_value))));
+      break;
+    case ArgValue::Kind::Bool:
+      out.push_back(fmt::format("{}={}", display_name(name), typed(a.bool_value ? "True" : "False")));
+      break;
+    case ArgValue::Kind::Dict:
+      for (size_t k = 0; k < a.entries.size(); ++k)
+        signature_items(name + "." + a.entry_keys[k], a.entries[k], out);
+      break;
+  }
+}
+
 }  // namespace
 
-Program specialize_arguments(const Function& fn, const std::vector<ArgValue>& args) {
+Program specialize_arguments(const Function& fn, const std::vector<ArgValue>& args,
+                             const CompileOptions& opts) {
   Program p;
   p.name = fn.name;
   p.source = fn.source;
+  if (opts.force_int != ScalarType::Unknown) {
+    if (!is_int(opts.force_int))
+      fail("CompileOptions.force_int_size must be an integer type, not {}",
+           python_name(opts.force_int));
+    p.int_type = opts.force_int;
+  }
+  if (opts.force_float != ScalarType::Unknown) {
+    if (!is_float(opts.force_float))
+      fail("CompileOptions.force_float_size must be a floating-point type, not {}",
+           python_name(opts.force_float));
+    p.float_type = opts.force_float;
+  }
+  // A Python number is weak, of the default type; a 0-d tensor's value has its dtype.
+  auto type_of = [&](const ArgValue& a, ScalarType dflt) {
+    return a.scalar_type == ScalarType::Unknown ? Type{dflt, true} : Type{a.scalar_type, false};
+  };
   if (args.size() != fn.params.size())
     fail("{}() takes {} argument{} ({}) but {} were given", fn.name, fn.params.size(),
          fn.params.size() == 1 ? "" : "s",
@@ -87,15 +170,16 @@ Program specialize_arguments(const Function& fn, const std::vector<ArgValue>& ar
          }(),
          args.size());
   std::map<std::string, ExprPtr> scalars;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& name = fn.params[i].name;
-    const ArgValue& a = args[i];
+  std::set<std::string> dicts;
+  // Binds one argument (a dict entry "d.k" included) to its name.
+  std::function<void(const std::string&, const ArgValue&)> bind = [&](const std::string& name,
+                                                                      const ArgValue& a) {
     switch (a.kind) {
       case ArgValue::Kind::Int:
-        scalars[name] = int_imm(a.int_value);
+        scalars[name] = int_imm(a.int_value, {}, type_of(a, p.int_type));
         break;
       case ArgValue::Kind::Float:
-        scalars[name] = float_imm(a.float_value);
+        scalars[name] = float_imm(a.float_value, {}, type_of(a, p.float_type));
         break;
       case ArgValue::Kind::Bool:
         scalars[name] = bool_imm(a.bool_value);
@@ -106,9 +190,20 @@ Program specialize_arguments(const Function& fn, const std::vector<ArgValue>& ar
         p.tensors[name] = a.tensor;
         p.tensor_params.push_back(name);
         break;
+      case ArgValue::Kind::Dict:
+        if (name.find('.') != std::string::npos)
+          fail("argument '{}': a dict cannot hold another dict", display_name(name));
+        dicts.insert(name);
+        for (size_t k = 0; k < a.entries.size(); ++k)
+          bind(name + "." + a.entry_keys[k], a.entries[k]);
+        break;
     }
-  }
-  p.body = Specialize(p, scalars).mutate(fn.body);
+  };
+  for (size_t i = 0; i < args.size(); ++i) bind(fn.params[i].name, args[i]);
+  std::vector<std::string> sig;
+  for (size_t i = 0; i < args.size(); ++i) signature_items(fn.params[i].name, args[i], sig);
+  p.signature = fmt::format("{}({})", fn.name, fmt::join(sig, ", "));
+  p.body = Specialize(p, scalars, dicts).mutate(fn.body);
   return p;
 }
 

@@ -61,6 +61,12 @@ class HostExprCheck : public IRVisitor {
     no_float(n);
     IRVisitor::visit_node(n);
   }
+  void visit_node(const ExternCall* n) override {
+    prog_.error(n->loc, fmt::format("the {} calls the external device function {}(), which only "
+                                    "runs on the GPU; code outside parallel loops runs on the "
+                                    "host",
+                                    what_, n->fn->python_name));
+  }
 };
 
 class Splitter {
@@ -71,6 +77,7 @@ class Splitter {
     if (!contains_parallel_code(prog_.body, /*gpu_blocks=*/true)) no_parallel_code();
     Lowered out;
     out.plan.function = prog_.name;
+    out.plan.signature = prog_.signature;
     out.plan.steps = steps(prog_.body);
     if (roots_.empty()) no_parallel_code();
     for (size_t i = 0; i < roots_.size(); ++i) {

@@ -3,6 +3,7 @@
 
 #include "codegen/prelude.h"
 #include "frontend/python_ast.h"
+#include "ir/visitor.h"
 #include "passes/pipeline.h"
 #include "runtime/disk_cache.h"
 #include "runtime/driver.h"
@@ -15,12 +16,35 @@ namespace py = pybind11;
 namespace parir {
 namespace {
 
+ScalarType scalar_type(const std::string& name) {
+  auto t = scalar_type_from_name(name);
+  if (!t) fail("unsupported element type {}", name);
+  return *t;
+}
+
 // ("int", v) | ("float", v) | ("bool", v) | ("tensor", dtype_name, shape, strides)
+// | ("scalar", dtype_name, v): a value with a type of its own (a 0-d tensor's)
+// | ("dict", [(key, argument), ...])
 ArgValue to_arg(const py::handle& h) {
   py::tuple t = py::reinterpret_borrow<py::tuple>(h);
   std::string kind = t[0].cast<std::string>();
   ArgValue a;
-  if (kind == "int") {
+  if (kind == "scalar") {
+    a.scalar_type = scalar_type(t[1].cast<std::string>());
+    if (is_bool(a.scalar_type)) {
+      a.kind = ArgValue::Kind::Bool;
+      a.bool_value = t[2].cast<bool>();
+    } else if (is_float(a.scalar_type)) {
+      a.kind = ArgValue::Kind::Float;
+      a.float_value = t[2].cast<double>();
+    } else {
+      a.kind = ArgValue::Kind::Int;
+      // uint64 values above INT64_MAX keep their bits.
+      a.int_value = is_unsigned_int(a.scalar_type)
+                        ? static_cast<int64_t>(t[2].cast<uint64_t>())
+                        : t[2].cast<int64_t>();
+    }
+  } else if (kind == "int") {
     a.kind = ArgValue::Kind::Int;
     a.int_value = t[1].cast<int64_t>();
   } else if (kind == "float") {
@@ -29,11 +53,16 @@ ArgValue to_arg(const py::handle& h) {
   } else if (kind == "bool") {
     a.kind = ArgValue::Kind::Bool;
     a.bool_value = t[1].cast<bool>();
+  } else if (kind == "dict") {
+    a.kind = ArgValue::Kind::Dict;
+    for (const auto& entry : t[1]) {
+      py::tuple kv = py::reinterpret_borrow<py::tuple>(entry);
+      a.entry_keys.push_back(kv[0].cast<std::string>());
+      a.entries.push_back(to_arg(kv[1]));
+    }
   } else if (kind == "tensor") {
     a.kind = ArgValue::Kind::Tensor;
-    auto elem = scalar_type_from_name(t[1].cast<std::string>());
-    if (!elem) fail("unsupported element type {}", t[1].cast<std::string>());
-    a.tensor.elem = *elem;
+    a.tensor.elem = scalar_type(t[1].cast<std::string>());
     a.tensor.shape = t[2].cast<std::vector<int64_t>>();
     a.tensor.strides = t[3].cast<std::vector<int64_t>>();
   } else {
@@ -80,8 +109,35 @@ PYBIND11_MODULE(_C, m) {
   // parir::Error -> parir_torch.ParirError, a subclass of RuntimeError.
   py::register_exception<Error>(m, "ParirError", PyExc_RuntimeError);
 
+  py::class_<ExternFunction, std::shared_ptr<ExternFunction>>(m, "ExternFunction")
+      .def(py::init([](std::string name, std::string python_name,
+                       std::vector<std::string> params, std::string result, std::string header) {
+             auto f = std::make_shared<ExternFunction>();
+             f->name = std::move(name);
+             f->python_name = std::move(python_name);
+             for (const auto& p : params) f->params.push_back(scalar_type(p));
+             f->result = scalar_type(result);
+             f->header = std::move(header);
+             return f;
+           }),
+           py::arg("name"), py::arg("python_name"), py::arg("params"), py::arg("result"),
+           py::arg("header"));
+
   py::class_<Function, std::shared_ptr<Function>>(m, "Function")
       .def_property_readonly("name", [](const Function& f) { return f.name; })
+      .def_property_readonly("called_names",
+                             [](const Function& f) {
+                               // The names of the Python functions the body calls.
+                               struct Names : IRVisitor {
+                                 std::set<std::string> names;
+                                 void visit_node(const CallFunction* n) override {
+                                   names.insert(n->name);
+                                   IRVisitor::visit_node(n);
+                                 }
+                               } v;
+                               v.visit(f.body);
+                               return v.names;
+                             })
       .def_property_readonly("params", [](const Function& f) {
         std::vector<std::string> names;
         for (const auto& p : f.params) names.push_back(p.name);
@@ -103,43 +159,75 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "compile",
-      [](const Function& fn, py::list args, py::dict spec, bool debug, bool cuda_graphs,
-         bool clusters, int64_t max_blocks_per_cluster) {
+      [](const Function& fn, py::list args, py::dict spec, py::dict options, py::list callees) {
+        // [(function, {name: Function | ExternFunction})] -> CalleeTable
+        CalleeTable table;
+        for (const auto& entry : callees) {
+          py::tuple t = py::reinterpret_borrow<py::tuple>(entry);
+          auto& names = table[t[0].cast<std::shared_ptr<Function>>().get()];
+          for (const auto& [name, target] : t[1].cast<py::dict>()) {
+            Callee c;
+            if (py::isinstance<ExternFunction>(target))
+              c.external = target.cast<std::shared_ptr<ExternFunction>>();
+            else
+              c.function = target.cast<std::shared_ptr<Function>>();
+            names[name.cast<std::string>()] = std::move(c);
+          }
+        }
         std::vector<ArgValue> values;
         for (const auto& a : args) values.push_back(to_arg(a));
         CompileOptions opts;
         opts.parallelize = to_spec(spec);
-        opts.debug_print = debug;
-        opts.use_cuda_graphs = cuda_graphs;
-        opts.use_clusters = clusters;
-        opts.max_blocks_per_cluster = max_blocks_per_cluster;
+        auto get = [&](const char* key, auto fallback) {
+          return options.contains(key) ? options[key].cast<decltype(fallback)>() : fallback;
+        };
+        opts.debug_print = get("debug_print", false);
+        opts.use_cuda_graphs = get("use_cuda_graphs", false);
+        opts.use_clusters = get("use_cuda_thread_block_clusters", false);
+        opts.max_blocks_per_cluster = get("max_thread_blocks_per_cluster", int64_t{8});
+        std::string force_int = get("force_int_size", std::string()),
+                    force_float = get("force_float_size", std::string());
+        if (!force_int.empty()) opts.force_int = scalar_type(force_int);
+        if (!force_float.empty()) opts.force_float = scalar_type(force_float);
+        using Strings = std::vector<std::string>;
+        opts.includes = get("includes", Strings());
+        opts.flags = get("extra_flags", Strings());
+        opts.links = get("link_libraries", Strings());
         CompileResult r;
         {
           py::gil_scoped_release release;
-          r = compile(fn, values, opts);
+          r = compile(fn, values, opts, table);
         }
         return py::make_tuple(r.cuda, r.debug_log);
       },
-      py::arg("fn"), py::arg("args"), py::arg("spec"), py::arg("debug") = false,
-      py::arg("cuda_graphs") = false, py::arg("clusters") = false,
-      py::arg("max_blocks_per_cluster") = 8,
-      "Specializes fn to the arguments and returns (CUDA source with launch plan, debug log).");
+      py::arg("fn"), py::arg("args"), py::arg("spec"), py::arg("options") = py::dict(),
+      py::arg("callees") = py::list(),
+      "Specializes fn to the arguments and returns (CUDA source with launch plan, debug log). "
+      "options: debug_print, use_cuda_graphs, use_cuda_thread_block_clusters, "
+      "max_thread_blocks_per_cluster, force_int_size and force_float_size (type names), "
+      "includes, extra_flags and link_libraries (recorded in the launch plan).");
 
   py::class_<BoundLaunch>(m, "BoundLaunch")
       .def("__call__", &BoundLaunch::operator(), py::arg("args"));
 
   py::class_<runtime::Program, std::shared_ptr<runtime::Program>>(m, "Program")
       .def(py::init([](std::string source, std::vector<std::string> includes,
-                       std::vector<std::string> flags) {
+                       std::vector<std::string> flags, std::vector<std::string> links) {
              runtime::NvrtcOptions o;
              o.include_dirs = std::move(includes);
              o.extra_flags = std::move(flags);
+             o.link_libraries = std::move(links);
              return std::make_shared<runtime::Program>(std::move(source), std::move(o));
            }),
            py::arg("source"), py::arg("include_dirs") = std::vector<std::string>{},
-           py::arg("extra_flags") = std::vector<std::string>{})
+           py::arg("extra_flags") = std::vector<std::string>{},
+           py::arg("link_libraries") = std::vector<std::string>{},
+           "A program from CUDA source with a launch plan; the options add to the plan's own "
+           "include, flag and link lines.")
       .def_property_readonly("source", &runtime::Program::source)
       .def_property_readonly("function", [](const runtime::Program& p) { return p.plan().function; })
+      .def_property_readonly("signature",
+                             [](const runtime::Program& p) { return p.plan().signature; })
       .def_property_readonly("params",
                              [](const runtime::Program& p) {
                                std::vector<std::pair<std::string, bool>> out;
@@ -168,7 +256,7 @@ PYBIND11_MODULE(_C, m) {
           out = use_cache ? runtime::compile_cached(source, arch) : [&] {
             runtime::NvrtcOptions o;
             o.arch = arch;
-            o.headers.emplace_back(kPreludeName, kPrelude);
+            o.headers = prelude_headers();
             return runtime::compile_cuda(source, "parir_kernels.cu", o);
           }();
         }

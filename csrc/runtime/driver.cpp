@@ -89,6 +89,11 @@ const Loaded& load() {
     sym(d.cuGraphExecDestroy, "cuGraphExecDestroy");
     sym(d.cuGraphDestroy, "cuGraphDestroy");
     sym(d.cuLaunchKernelEx, "cuLaunchKernelEx");
+    sym(d.cuLinkCreate_v2, "cuLinkCreate_v2");
+    sym(d.cuLinkAddData_v2, "cuLinkAddData_v2");
+    sym(d.cuLinkAddFile_v2, "cuLinkAddFile_v2");
+    sym(d.cuLinkComplete, "cuLinkComplete");
+    sym(d.cuLinkDestroy, "cuLinkDestroy");
     if (!l.error.empty()) return;
     if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS)
       l.error = fmt::format("cuInit: {}", describe(d, r));

@@ -43,6 +43,14 @@ struct Driver {
   CUresult (*cuGraphDestroy)(CUgraph);
   // Launches with a thread block cluster size.
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
+  // The JIT linker, for programs that link device libraries (CompileOptions.libs).
+  CUresult (*cuLinkCreate_v2)(unsigned int, CUjit_option*, void**, CUlinkState*);
+  CUresult (*cuLinkAddData_v2)(CUlinkState, CUjitInputType, void*, size_t, const char*,
+                               unsigned int, CUjit_option*, void**);
+  CUresult (*cuLinkAddFile_v2)(CUlinkState, CUjitInputType, const char*, unsigned int,
+                               CUjit_option*, void**);
+  CUresult (*cuLinkComplete)(CUlinkState, void**, size_t*);
+  CUresult (*cuLinkDestroy)(CUlinkState);
 
   // Throws parir::Error("<what>: <driver error name>: <description>") unless r == CUDA_SUCCESS.
   void check(CUresult r, const char* what) const;

@@ -1,7 +1,9 @@
 #include "runtime/nvrtc.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <nvrtc.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -113,6 +115,39 @@ const Nvrtc& nvrtc() {
   return n;
 }
 
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// The CUDA headers that belong with the NVRTC in use (cuda_fp16.h and cuda_bf16.h, for
+// float16 and bfloat16 code): the include directory beside its library directory, as in the
+// CUDA wheels (nvidia/cu13/{lib,include}) and the toolkit (lib64, include); else $CUDA_HOME's.
+// Empty when none is found: then only programs without half types compile.
+const std::string& cuda_include_dir(const Nvrtc& n) {
+  static std::string dir;
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::vector<std::string> candidates;
+    std::string lib = n.path;
+    if (lib.find('/') == std::string::npos) {  // opened by bare name: ask the loader where
+      struct link_map* map = nullptr;
+      if (dlinfo(n.handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) lib = map->l_name;
+    }
+    if (size_t slash = lib.rfind('/'); slash != std::string::npos)
+      candidates.push_back(lib.substr(0, slash) + "/../include");
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char* v = std::getenv(var); v && *v) candidates.push_back(std::string(v) + "/include");
+    candidates.push_back("/usr/local/cuda/include");
+    for (const auto& c : candidates)
+      if (file_exists(c + "/cuda_fp16.h")) {
+        dir = c;
+        return;
+      }
+  });
+  return dir;
+}
+
 // Destroys the NVRTC program on every path out of compile_cuda.
 struct ProgramGuard {
   const Nvrtc& n;
@@ -158,7 +193,9 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name,
 
   std::vector<std::string> args = {"--gpu-architecture=" + opts.arch, "-std=c++17",
                                    "-default-device"};
+  if (!opts.link_libraries.empty()) args.push_back("--relocatable-device-code=true");
   for (const auto& d : opts.include_dirs) args.push_back("-I" + d);
+  if (const std::string& cuda = cuda_include_dir(n); !cuda.empty()) args.push_back("-I" + cuda);
   args.insert(args.end(), opts.extra_flags.begin(), opts.extra_flags.end());
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());

@@ -21,6 +21,9 @@ struct NvrtcOptions {
   std::string arch = "sm_90";
   std::vector<std::string> include_dirs;
   std::vector<std::string> extra_flags;
+  // Device libraries (lib*.a, or any file the driver's linker takes) linked into the module
+  // when it is loaded; the source is then compiled as relocatable device code.
+  std::vector<std::string> link_libraries;
   // In-memory headers the source may #include, as (name, contents).
   std::vector<std::pair<std::string, std::string>> headers;
 };

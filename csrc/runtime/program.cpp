@@ -1,5 +1,6 @@
 #include "runtime/program.h"
 
+#include <algorithm>
 #include <list>
 #include <map>
 #include <unordered_map>
@@ -19,12 +20,14 @@ NvrtcOutput compile_cached(const std::string& source, const std::string& arch,
                            const NvrtcOptions& base) {
   NvrtcOptions opts = base;
   opts.arch = arch;
-  opts.headers.emplace_back(kPreludeName, kPrelude);
+  for (auto& h : prelude_headers()) opts.headers.push_back(std::move(h));
   // Everything that determines the binary goes into the key.
   std::string key_text = fmt::format(
-      "parir {}\nnvrtc {}\narch {}\ninclude {}\nflags {}\nprelude {}\nsource {}", PARIR_VERSION,
-      nvrtc_version(), arch, fmt::join(opts.include_dirs, ";"), fmt::join(opts.extra_flags, ";"),
-      kPrelude, source);
+      "parir {}\nnvrtc {}\narch {}\ninclude {}\nflags {}\nrelocatable {}\nprelude {}\n{}\n"
+      "source {}",
+      PARIR_VERSION, nvrtc_version(), arch, fmt::join(opts.include_dirs, ";"),
+      fmt::join(opts.extra_flags, ";"), !opts.link_libraries.empty(), kPrelude, kHalfHeader,
+      source);
   std::string key = cache_key(key_text);
   if (auto hit = cache_load(key)) {
     NvrtcOutput out;
@@ -62,8 +65,61 @@ struct Program::Module {
   std::vector<void*> graph_params;
 };
 
+namespace {
+
+// Appends the items of `more` that `to` does not have yet.
+void append_new(std::vector<std::string>& to, const std::vector<std::string>& more) {
+  for (const auto& m : more)
+    if (std::find(to.begin(), to.end(), m) == to.end()) to.push_back(m);
+}
+
+// Links the compiled source with the device libraries into one CUBIN, with the driver's JIT
+// linker (it needs a current context). Its error log explains unresolved symbols.
+std::string link(const Driver& drv, const NvrtcOutput& bin, const std::vector<std::string>& libs) {
+  char log[8192] = {0};
+  CUjit_option opt[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* val[] = {log, reinterpret_cast<void*>(sizeof(log))};
+  CUlinkState state = nullptr;
+  drv.check(drv.cuLinkCreate_v2(2, opt, val, &state), "cuLinkCreate");
+  struct Destroy {
+    const Driver& d;
+    CUlinkState s;
+    ~Destroy() { d.cuLinkDestroy(s); }
+  } destroy{drv, state};
+  auto check = [&](CUresult r, const std::string& what) {
+    if (r != CUDA_SUCCESS) fail("parir: linking {} failed: {}", what, log[0] ? log : "(no log)");
+  };
+  check(drv.cuLinkAddData_v2(state, bin.is_cubin ? CU_JIT_INPUT_CUBIN : CU_JIT_INPUT_PTX,
+                             const_cast<char*>(bin.binary.data()), bin.binary.size(),
+                             "parir_kernels", 0, nullptr, nullptr),
+        "the generated code");
+  for (const auto& lib : libs) {
+    bool archive = lib.size() > 2 && lib.compare(lib.size() - 2, 2, ".a") == 0;
+    check(drv.cuLinkAddFile_v2(state, archive ? CU_JIT_INPUT_LIBRARY : CU_JIT_INPUT_OBJECT,
+                               lib.c_str(), 0, nullptr, nullptr),
+          lib);
+  }
+  void* cubin = nullptr;
+  size_t size = 0;
+  check(drv.cuLinkComplete(state, &cubin, &size), "the module");
+  return std::string(static_cast<const char*>(cubin), size);  // copied: freed with the state
+}
+
+}  // namespace
+
 Program::Program(std::string cuda_source, NvrtcOptions options)
-    : source_(std::move(cuda_source)), options_(std::move(options)), plan_(parse_plan(source_)) {}
+    : source_(std::move(cuda_source)), options_(std::move(options)), plan_(parse_plan(source_)) {
+  // The plan's own options first: the text alone must build the same binary anywhere.
+  NvrtcOptions merged;
+  merged.include_dirs = plan_.includes;
+  merged.extra_flags = plan_.flags;
+  merged.link_libraries = plan_.links;
+  append_new(merged.include_dirs, options_.include_dirs);
+  append_new(merged.extra_flags, options_.extra_flags);
+  append_new(merged.link_libraries, options_.link_libraries);
+  options_ = std::move(merged);
+}
+
 
 Program::~Program() {
   // Modules (and captured graphs) are not unloaded: a program may be destroyed at exit, after
@@ -90,6 +146,10 @@ const Program::Module& Program::module_for(int device, CUstream stream) const {
   make_context_current(device);
   auto [major, minor] = compute_capability(device);
   NvrtcOutput bin = compile_cached(source_, choose_arch(major, minor), options_);
+  if (!options_.link_libraries.empty()) {
+    bin.binary = link(drv, bin, options_.link_libraries);
+    bin.is_cubin = true;
+  }
   auto m = std::make_unique<Module>();
   drv.check(drv.cuModuleLoadData(&m->module, bin.binary.data()), "cuModuleLoadData");
   // Resolve every kernel now, so that launching needs no lock and no lookup by name.

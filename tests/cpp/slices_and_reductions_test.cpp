@@ -25,7 +25,7 @@ StmtPtr labelled(StmtPtr s, std::vector<std::string> labels) {
 
 // Runs the passes up to detect_reductions, as the pipeline does.
 Program lower(const Function& f, const std::vector<ArgValue>& args, const CompileOptions& o) {
-  Program p = specialize_arguments(f, args);
+  Program p = specialize_arguments(f, args, CompileOptions{});
   lower_slices(p, o.parallelize);
   apply_parallel_spec(p, o.parallelize);
   infer_types(p);

@@ -1,0 +1,365 @@
+#include "passes/inline_functions.h"
+
+#include <set>
+
+#include "ir/visitor.h"
+
+namespace parir {
+namespace {
+
+[[noreturn]] void error_in(const Function& f, const Loc& loc, const std::string& msg) {
+  throw_at(loc.src ? *loc.src : *f.source, loc, msg);
+}
+
+// Every name a function binds or reads: parameters, locals, loop variables, tensors.
+class NameCollector : public IRVisitor {
+ public:
+  std::set<std::string> names;
+
+ protected:
+  void visit_node(const Var* n) override { names.insert(n->name); }
+  void visit_node(const Load* n) override {
+    names.insert(n->tensor);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const For* n) override {
+    names.insert(n->var);
+    IRVisitor::visit_node(n);
+  }
+};
+
+// What a called function does with its names.
+class Usage : public IRVisitor {
+ public:
+  std::set<std::string> assigned;     // locals and parameters assigned to
+  std::set<std::string> loop_vars;
+  std::set<std::string> used_by_name;  // indexed as tensors, or dicts (x['k'])
+
+ protected:
+  static std::string base(const std::string& n) { return n.substr(0, n.find('.')); }
+  void visit_node(const Var* n) override {
+    if (n->name.find('.') != std::string::npos) used_by_name.insert(base(n->name));
+  }
+  void visit_node(const Load* n) override {
+    used_by_name.insert(base(n->tensor));
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Assign* n) override {
+    if (auto v = n->target->as<Var>()) assigned.insert(v->name);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const For* n) override {
+    loop_vars.insert(n->var);
+    IRVisitor::visit_node(n);
+  }
+};
+
+// Renames a called function's names: parameters to the arguments (expressions, or the names of
+// tensors and dicts passed), locals and loop variables to fresh names.
+class Renamer : public IRMutator {
+ public:
+  std::map<std::string, ExprPtr> values;       // a scalar name -> what replaces it
+  std::map<std::string, std::string> by_name;  // a tensor or dict parameter -> the argument
+
+ protected:
+  std::string rename(const std::string& name) const {
+    size_t dot = name.find('.');
+    auto it = by_name.find(name.substr(0, dot));
+    if (it == by_name.end()) return name;
+    return dot == std::string::npos ? it->second : it->second + name.substr(dot);
+  }
+
+  ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
+    if (auto it = values.find(n->name); it != values.end()) {
+      if (auto v = it->second->as<Var>()) return var(v->name, n->loc, n->type);
+      return it->second;
+    }
+    std::string r = rename(n->name);
+    return r == n->name ? self : var(r, n->loc, n->type);
+  }
+
+  ExprPtr mutate_node(const Load* n, const ExprPtr& self) override {
+    std::vector<ExprPtr> idx;
+    for (const auto& i : n->indices) idx.push_back(mutate(i));
+    return std::make_shared<Load>(rename(n->tensor), std::move(idx), n->type, n->loc);
+  }
+
+  StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
+    ExprPtr lo = mutate(n->lo), hi = mutate(n->hi), step = mutate(n->step);
+    std::string v = n->var;
+    if (auto it = values.find(v); it != values.end()) v = it->second->as<Var>()->name;
+    return std::make_shared<For>(v, lo, hi, step, mutate(n->body), n->loc, n->labels, n->par,
+                                 n->reduction);
+  }
+};
+
+// `return` may only end a called function: as its last statement, or as the last statement of
+// both branches of an if that ends it. Anything else would need control flow parir lacks.
+void check_returns(const Function& g, const Body& body, bool at_end) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    bool last = at_end && i + 1 == body.size();
+    const StmtPtr& s = body[i];
+    if (s->as<Return>() && !last)
+      error_in(g, s->loc, fmt::format("`return` before the end of {}() is not supported; assign "
+                                      "the result to a variable and return it at the end",
+                                      g.name));
+    if (auto i_ = s->as<If>()) {
+      check_returns(g, i_->then_body, last);
+      check_returns(g, i_->else_body, last);
+    } else if (auto f = s->as<For>()) {
+      check_returns(g, f->body, false);
+    } else if (auto w = s->as<While>()) {
+      check_returns(g, w->body, false);
+    } else if (auto b = s->as<GpuBlock>()) {
+      check_returns(g, b->body, false);
+    }
+  }
+}
+
+// Does every path through the body end in `return value`? (Some: 1, all: 2, none: 0.)
+int returns_value(const Body& body) {
+  if (body.empty()) return 0;
+  const StmtPtr& s = body.back();
+  if (auto r = s->as<Return>()) return r->value ? 2 : 0;
+  if (auto i = s->as<If>()) {
+    int a = returns_value(i->then_body), b = returns_value(i->else_body);
+    return a == 2 && b == 2 ? 2 : (a || b) ? 1 : 0;
+  }
+  return 0;
+}
+
+// The body with each final `return e` replaced by `result = e` (and a bare `return` dropped).
+Body assign_returns(const Body& body, const std::string& result) {
+  Body out = body;
+  if (out.empty()) return out;
+  if (auto r = out.back()->as<Return>()) {
+    if (r->value)
+      out.back() = std::make_shared<Assign>(var(result, r->loc), r->value, r->loc, r->labels);
+    else
+      out.pop_back();
+  } else if (auto i = out.back()->as<If>()) {
+    out.back() = std::make_shared<If>(i->cond, assign_returns(i->then_body, result),
+                                      assign_returns(i->else_body, result), i->loc, i->labels);
+  }
+  return out;
+}
+
+class Inliner : public IRMutator {
+ public:
+  Inliner(const Function& top, const CalleeTable& table) : env_(&top), table_(table) {
+    NameCollector c;
+    c.visit(top.body);
+    for (const auto& p : top.params) c.names.insert(p.name);
+    for (const auto& [fn, entries] : table)
+      for (const auto& [name, callee] : entries)
+        if (callee.function) {
+          c.visit(callee.function->body);
+          for (const auto& p : callee.function->params) c.names.insert(p.name);
+        }
+    used_ = std::move(c.names);
+    stack_.push_back(&top);
+  }
+
+  Body mutate(const Body& body) override {
+    Body out;
+    for (const auto& s : body) {
+      Body saved;
+      saved.swap(pending_);
+      StmtPtr m = IRMutator::mutate(s);
+      out.insert(out.end(), pending_.begin(), pending_.end());
+      pending_ = std::move(saved);
+      if (m) out.push_back(std::move(m));
+    }
+    return out;
+  }
+  using IRMutator::mutate;
+
+ protected:
+  const Function* env_;  // the function whose code is being rewritten: names resolve in it
+  const CalleeTable& table_;
+  std::set<std::string> used_;
+  std::vector<const Function*> stack_;  // the calls being inlined, outermost first
+  Body pending_;         // statements that must run before the current statement
+  int conditional_ = 0;  // > 0 inside a branch of `a if c else b` or the right side of and/or
+
+  [[noreturn]] void error(const Loc& loc, const std::string& msg) const {
+    error_in(*env_, loc, msg);
+  }
+
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int n = 2; used_.count(name); ++n) name = fmt::format("{}_{}", base, n);
+    used_.insert(name);
+    return name;
+  }
+
+  const Callee& resolve(const CallFunction& call) const {
+    auto env = table_.find(env_);
+    if (env != table_.end())
+      if (auto it = env->second.find(call.name); it != env->second.end()) return it->second;
+    error(call.loc, fmt::format("'{}' is not a function parir can call: a jit function may call "
+                                "parir's builtins, Python functions (decorated with @parir.jit "
+                                "or not) and parir.external functions visible from {}()",
+                                call.name, env_->name));
+  }
+
+  // ----- expressions ----------------------------------------------------------------------
+
+  ExprPtr mutate_node(const Select* n, const ExprPtr& self) override {
+    ExprPtr c = mutate(n->cond);
+    ++conditional_;
+    ExprPtr a = mutate(n->a), b = mutate(n->b);
+    --conditional_;
+    if (c == n->cond && a == n->a && b == n->b) return self;
+    return std::make_shared<Select>(c, a, b, n->type, n->loc);
+  }
+
+  ExprPtr mutate_node(const Binary* n, const ExprPtr& self) override {
+    if (!is_logical(n->op)) return IRMutator::mutate_node(n, self);
+    ExprPtr a = mutate(n->a);
+    ++conditional_;
+    ExprPtr b = mutate(n->b);
+    --conditional_;
+    if (a == n->a && b == n->b) return self;
+    return binary(n->op, a, b, n->loc, n->type);
+  }
+
+  ExprPtr mutate_node(const CallFunction* n, const ExprPtr&) override {
+    return call(*n, /*want_value=*/true);
+  }
+
+  ExprPtr call(const CallFunction& n, bool want_value) {
+    std::vector<ExprPtr> args;
+    for (const auto& a : n.args) args.push_back(mutate(a));
+    const Callee& callee = resolve(n);
+    if (const auto& ext = callee.external) {
+      if (args.size() != ext->params.size())
+        error(n.loc, fmt::format("the external {}() takes {} argument{}, got {}", n.name,
+                                 ext->params.size(), ext->params.size() == 1 ? "" : "s",
+                                 args.size()));
+      return std::make_shared<ExternCall>(ext, std::move(args), n.loc);
+    }
+    return inline_call(n, *callee.function, args, want_value);
+  }
+
+  ExprPtr inline_call(const CallFunction& n, const Function& g, const std::vector<ExprPtr>& args,
+                      bool want_value) {
+    for (const Function* f : stack_)
+      if (f == &g)
+        error(n.loc, fmt::format("{}() calls itself{}: recursion is not supported by parir "
+                                 "(the called functions are inlined)",
+                                 g.name, f == env_ ? "" : fmt::format(" through {}()", env_->name)));
+    if (args.size() != g.params.size()) {
+      std::vector<std::string> names;
+      for (const auto& p : g.params) names.push_back(p.name);
+      error(n.loc, fmt::format("{}() takes {} argument{} ({}) but {} were given", g.name,
+                               names.size(), names.size() == 1 ? "" : "s",
+                               fmt::join(names, ", "), args.size()));
+    }
+    check_returns(g, g.body, true);
+    int value = returns_value(g.body);
+    if (value == 1)
+      error_in(g, g.body.back()->loc,
+               fmt::format("{}() returns a value on some paths but not on others; return a "
+                           "value on every path",
+                           g.name));
+    if (want_value && value == 0)
+      error(n.loc, fmt::format("{}() returns no value, but its result is used here", g.name));
+
+    Usage usage;
+    usage.visit(g.body);
+    Renamer r;
+    Body copies;
+    bool one_expression = g.body.size() == 1 && g.body[0]->as<Return>() &&
+                          g.body[0]->as<Return>()->value && g.body[0]->labels.empty();
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& p = g.params[i].name;
+      auto name = args[i]->as<Var>();
+      if (usage.used_by_name.count(p)) {
+        if (!name)
+          error(args[i]->loc, fmt::format("argument {} of {}() is indexed as a tensor (or a dict) "
+                                          "in {}(): pass a tensor or dict argument by its name",
+                                          i + 1, g.name, g.name));
+        r.by_name[p] = name->name;
+        r.values[p] = args[i];
+      } else if (one_expression || (name && !usage.assigned.count(p))) {
+        r.values[p] = args[i];  // expressions have no effects: substitute the argument
+      } else {
+        std::string copy = fresh(fmt::format("{}_{}", p, g.name));
+        copies.push_back(std::make_shared<Assign>(var(copy, args[i]->loc), args[i], n.loc));
+        r.values[p] = var(copy, args[i]->loc);
+      }
+    }
+
+    const Function* caller = env_;
+    env_ = &g;
+    stack_.push_back(&g);
+    ExprPtr result;
+    if (one_expression) {
+      result = mutate(r.mutate(g.body[0]->as<Return>()->value));
+    } else {
+      if (conditional_ > 0)
+        error_in(*caller, n.loc,
+                 fmt::format("{}() has statements besides its return, so it cannot be called "
+                             "in a conditional expression (a if c else b, and, or), which "
+                             "might not evaluate it; call it in a statement of its own",
+                             g.name));
+      for (const auto& local : usage.assigned)
+        if (!r.values.count(local)) r.values[local] = var(fresh(fmt::format("{}_{}", local, g.name)));
+      for (const auto& v : usage.loop_vars)
+        if (!r.values.count(v)) r.values[v] = var(fresh(fmt::format("{}_{}", v, g.name)));
+      std::string result_name;
+      Body body = g.body;
+      if (value == 2) {
+        result_name = fresh(fmt::format("{}_result", g.name));
+        body = assign_returns(body, result_name);
+      } else {
+        body = assign_returns(body, "");
+      }
+      Body inlined = mutate(r.mutate(body));
+      pending_.insert(pending_.end(), copies.begin(), copies.end());
+      pending_.insert(pending_.end(), inlined.begin(), inlined.end());
+      if (want_value) result = var(result_name, n.loc);
+    }
+    stack_.pop_back();
+    env_ = caller;
+    return result;
+  }
+
+  // ----- statements -----------------------------------------------------------------------
+
+  StmtPtr mutate_node(const ExprStmt* n, const StmtPtr&) override {
+    auto c = n->value->as<CallFunction>();
+    if (!n->labels.empty())
+      error(n->loc, "a label cannot be attached to a function call; label the loops inside the "
+                    "called function instead");
+    ExprPtr r = call(*c, /*want_value=*/false);
+    if (r && r->as<ExternCall>()) return std::make_shared<ExprStmt>(r, n->loc);
+    return nullptr;  // the inlined body is in pending_
+  }
+
+  StmtPtr mutate_node(const While* n, const StmtPtr&) override {
+    size_t before = pending_.size();
+    ExprPtr c = mutate(n->cond);
+    if (pending_.size() != before)
+      error(n->cond->loc, "a function with statements is called in this while condition, which "
+                          "is evaluated before every iteration; compute the value into a "
+                          "variable before the loop and at the end of its body");
+    return std::make_shared<While>(c, mutate(n->body), n->loc, n->labels);
+  }
+
+  StmtPtr mutate_node(const Return* n, const StmtPtr&) override {
+    error(n->loc, "`return` is not supported in a jit function: it writes its results into "
+                  "tensor arguments (the functions it calls may return values)");
+  }
+};
+
+}  // namespace
+
+Function inline_functions(const Function& fn, const CalleeTable& callees) {
+  Function out = fn;
+  out.body = Inliner(fn, callees).mutate(fn.body);
+  return out;
+}
+
+}  // namespace parir
