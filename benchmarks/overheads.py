@@ -39,8 +39,12 @@ CALL_OVERHEAD_TARGET = 1.5   # parir cached call <= 1.5x torch.add
 COLD_TARGET_MS, WARM_TARGET_MS = 150.0, 5.0
 
 
+def _one_line(e):
+    return f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+
+
 def _error_row(name, e):
-    return {"name": name, "status": f"failed: {type(e).__name__}: {str(e).strip()[:300]}"}
+    return {"name": name, "status": f"failed: {_one_line(e)}"}
 
 
 def host_overheads(calls, reps):
@@ -71,11 +75,14 @@ def host_overheads(calls, reps):
                      "status": "ok"})
     except Exception as e:
         rows.append(_error_row("parir add, C++ launch only", e))
-    for name, make in (("Triton kernel", _triton_add), ("numba.cuda kernel", _numba_add),
-                       ("CuPy RawKernel (arrays converted once)", _cupy_add_preconverted),
-                       ("CuPy RawKernel (cupy.asarray per call)", _cupy_add_convert_per_call)):
+    launchers = [("Triton kernel", _triton_add),
+                 ("CuPy RawKernel (arrays converted once)", _cupy_add_preconverted),
+                 ("CuPy RawKernel (cupy.asarray per call)", _cupy_add_convert_per_call),
+                 ("numba.cuda kernel", _numba_add)]
+    for name, make in launchers:
         try:
             f = make(a, b, c, n)
+            c.fill_(float("nan"))  # so that the check below sees this launcher's result
             f()
             torch.cuda.synchronize()
             torch.testing.assert_close(c, a + b)  # the launcher really computed c = a + b
@@ -100,7 +107,31 @@ def _triton_add(a, b, c, n):
     return lambda: add_kernel[grid](a, b, c, n, BLOCK=1024)
 
 
+_NUMBA_PROBE = """
+import numpy as np
+from numba import cuda
+
+@cuda.jit
+def add_kernel(x, y, z):
+    i = cuda.grid(1)
+    if i < z.size:
+        z[i] = x[i] + y[i]
+
+x = cuda.to_device(np.arange(1000, dtype=np.float32))
+z = cuda.device_array_like(x)
+add_kernel[4, 256](x, x, z)
+assert (z.copy_to_host() == 2 * np.arange(1000, dtype=np.float32)).all()
+"""
+
+
 def _numba_add(a, b, c, n):
+    # numba.cuda is tried in a separate process first: where its CUDA support is broken (a
+    # toolkit or driver it does not support), the failure cannot disturb this process.
+    probe = subprocess.run([sys.executable, "-c", _NUMBA_PROBE], capture_output=True, text=True,
+                           timeout=120)
+    if probe.returncode != 0:
+        lines = [line for line in probe.stderr.strip().splitlines() if line.strip()]
+        raise RuntimeError(f"numba.cuda unavailable: {lines[-1] if lines else probe.returncode}")
     from numba import cuda
 
     @cuda.jit
@@ -222,7 +253,7 @@ def model_step(tokens=512, d=1024):
                                       ("torch.compile reduce-overhead, torch RMSNorm", False, True),
                                       ("parir eager (rms_norm kernel)", True, False),
                                       ("torch.compile reduce-overhead, parir rms_norm", True, True)):
-        row = {"name": name}
+        row = {"name": name, "shape": f"{tokens}x{d} tokens x features"}
         rows.append(row)
         try:
             import torch._dynamo
@@ -247,27 +278,27 @@ def model_step(tokens=512, d=1024):
                               target_s=0.2)
             row.update(median_ms=t["median_ms"], timing=t, status="ok")
         except Exception as e:
-            row["status"] = f"failed: {type(e).__name__}: {str(e).strip().splitlines()[0][:300]}"
+            row["status"] = f"failed: {_one_line(e)}"
             row["traceback"] = traceback.format_exc()
     return rows
 
 
-def run_suite(quick, deadline, only=None, log=print):
+def run_suite(quick, deadline, parts=("host overhead", "compile latency", "model step"),
+              log=print):
+    """The named parts, each in its own try/except: {part: rows, or {"status": why}}."""
+    funcs = {"host overhead": lambda: host_overheads(2000 if quick else 10000, 3 if quick else 5),
+             "compile latency": compile_latency,
+             "model step": lambda: model_step(*((256, 512) if quick else (512, 1024)))}
     out = {}
-    parts = [("host overhead", lambda: host_overheads(2000 if quick else 10000, 3 if quick else 5)),
-             ("compile latency", compile_latency),
-             ("model step", model_step)]
-    for name, f in parts:
-        if only and name not in only:
-            continue
+    for name in parts:
         if time.monotonic() > deadline:
             out[name] = {"status": "skipped: time budget"}
             continue
         t0 = time.monotonic()
         try:
-            out[name] = f()
+            out[name] = funcs[name]()
         except Exception as e:
-            out[name] = {"status": f"failed: {type(e).__name__}: {str(e).strip()[:300]}",
+            out[name] = {"status": f"failed: {_one_line(e)}",
                          "traceback": traceback.format_exc()}
         log(f"  {name}: {time.monotonic() - t0:.1f} s")
         _log_part(name, out[name], log)

@@ -42,7 +42,6 @@ def floor_ms(cost, dtype, copy_gbps):
 def targets(results):
     """Every target of the requirement as (target, measured, passed) rows."""
     rows = []
-    copy = results.get("copy_GBps")
     for r in results.get("roofline", []):
         for desc, ok in r.get("targets", []):
             measured = (f"{r['parir_GBps']:.0f} GB/s = {r['fraction_of_copy']:.0%} of copy"
@@ -69,7 +68,9 @@ def targets(results):
     if isinstance(lat, dict) and "cold_ms" in lat:
         rows.append(("cold compile <= 150 ms", f"{lat['cold_ms']:.1f} ms", lat["cold_ms"] <= 150))
         rows.append(("warm compile <= 5 ms", f"{lat['warm_ms']:.2f} ms", lat["warm_ms"] <= 5))
-    del copy
+    for name, sec in results.get("sections", {}).items():
+        if sec["status"] != "ok":
+            rows.append((f"section {name} runs to the end", sec["status"], False))
     return rows
 
 
@@ -82,6 +83,11 @@ def markdown(results):
               f"GB/s** (bytes read + written). Floors below: max(bytes / that, flops / datasheet "
               f"rate: {PEAK_FLOPS['float32'] / 1e12:.0f} TFLOP/s float32, "
               f"{PEAK_FLOPS['float64'] / 1e12:.0f} TFLOP/s float64).", ""]
+    secs = results.get("sections")
+    if secs:
+        L += ["Sections (each in its own process): " + ", ".join(
+            f"{name} {sec['wall_s']:.0f} s" + ("" if sec["status"] == "ok" else " (FAILED)")
+            for name, sec in secs.items()) + ".", ""]
     t = targets(results)
     if t:
         L += ["## Targets", "", "| target | measured | |", "|---|---|---|"]
@@ -158,7 +164,8 @@ def markdown(results):
             L += [lat.get("status", ""), ""]
     model = over.get("model step")
     if isinstance(model, list):
-        L += ["## Model step (512x1024 tokens: Linear, GELU, Linear, residual, RMSNorm; no grad)",
+        shape = next((r["shape"] for r in model if "shape" in r), "")
+        L += [f"## Model step ({shape}: Linear, GELU, Linear, residual, RMSNorm; no grad)",
               "", "| variant | ms per step | graph breaks | error vs float64 |", "|---|---|---|---|"]
         for r in model:
             v = f"{r['median_ms']:.4f}" if "median_ms" in r else r.get("status", "")

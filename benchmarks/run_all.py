@@ -1,32 +1,48 @@
 """The whole benchmark suite in one command, on one GPU:
 
-    python3 benchmarks/run_all.py [--quick] [--only NAME[,NAME...]] [--budget SECONDS] [--out DIR]
+    python3 benchmarks/run_all.py [--quick] [--only SECTION[,SECTION|NAME...]] [--budget SECONDS]
+                                  [--out DIR]
 
-Runs the roofline suite (roofline.py), the overheads (overheads.py) and the real programs
-(realprograms.py, npbench/), and writes results.md, results.json and PNG plots to --out
-(default benchmarks/results). --quick uses small sizes (a smoke run); --only takes suite names
-(roofline, overheads, real_programs), kernel or program names, or overhead parts ("host
-overhead", "compile latency", "model step"). Each benchmark runs in its own try/except, so a
-failure is recorded and the rest still run; a global time budget (default 450 s) skips what
-would start after it. Results are written after each suite, so a run cut short keeps what it
-measured. Without a CUDA GPU the script generates the code of every kernel (as CI does), says
-why it cannot go further, and exits with status 2.
+Sections, in the order they run: roofline (roofline.py), overheads (per-call host overhead),
+compile (compile latency), model (a model step under torch.compile), real (the npbench-derived
+programs, realprograms.py). --only takes section names and/or benchmark names within them
+(a roofline kernel such as "axpy", a real program such as "gemver"). --quick uses small sizes
+(a smoke run of a minute or two).
+
+Each section runs in its own process, so that a failure of any kind in one (an exception, a
+crash, a CUDA error that poisons the context, a hang) is recorded in the results and the next
+section still runs; inside a section, each benchmark runs in its own try/except. The global
+time budget (default 420 s; the whole run stays under 8 minutes on an H100) gives each section
+a deadline after which it starts nothing new, and a section still running well past its
+deadline is killed. Results are written after each section, so a run cut short keeps what it
+measured: results.md (targets PASS/MISS with the measured numbers, then the tables),
+results.json and PNG plots when matplotlib is importable.
+
+Without a CUDA GPU the script generates the code of every real program's kernels (as CI does),
+says why it cannot go further, and exits with status 2.
 """
 
 import argparse
 import datetime
+import json
 import os
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import torch  # noqa: E402
-
-import parir_torch as parir  # noqa: E402
-
-SUITES = ("roofline", "overheads", "real_programs")
+# Section name -> (share of the budget it may take at most, in full and quick runs).
+SECTIONS = {"roofline": (0.15, 0.2), "overheads": (0.1, 0.2), "compile": (0.1, 0.2),
+            "model": (0.15, 0.2), "real": (1.0, 1.0)}
+ALIASES = {"real_programs": "real", "host": "overheads", "compile_latency": "compile",
+           "model_step": "model"}
+# Seconds a section may run past its deadline (the benchmark in progress finishes) before it
+# is killed.
+GRACE_S = 45
 
 
 def log(*args):
@@ -35,6 +51,9 @@ def log(*args):
 
 def check_without_gpu(size_key):
     """What can be done without a GPU: every real program's kernels through code generation."""
+    import torch
+
+    import parir_torch as parir
     from npbench import PROGRAMS
     from npbench.program import Inputs
 
@@ -45,78 +64,166 @@ def check_without_gpu(size_key):
             for fn, args, opts in prog.parir_calls(st):
                 parir.print_compiled(fn, args, opts)
                 n += 1
-    return n
+    return n, parir._C.driver_status()
+
+
+# ----- one section, in a child process ------------------------------------------------------
+
+def run_section(section, quick, deadline, names, dtypes):
+    """Runs one section in this process; returns {"copy_GBps"?, <result key>: ...}."""
+    size_key = "quick" if quick else "L"
+    if section == "roofline":
+        import roofline
+        from timing import copy_bandwidth_gbps
+
+        copy = copy_bandwidth_gbps(2 ** 24 if quick else 2 ** 30)
+        log(f"  device-to-device copy: {copy:.0f} GB/s")
+        return {"copy_GBps": copy,
+                "roofline": roofline.run_suite(quick, deadline, copy, only=names, log=log)}
+    if section in ("overheads", "compile", "model"):
+        import overheads
+
+        part = {"overheads": "host overhead", "compile": "compile latency",
+                "model": "model step"}[section]
+        return {"overheads": overheads.run_suite(quick, deadline, parts=(part,), log=log)}
+    if section == "real":
+        import realprograms
+
+        timing = {"warmup": 1, "min_reps": 3, "max_reps": 50,
+                  "target_s": 0.1 if quick else 0.25}
+        return {"real_programs": realprograms.run_suite(size_key, deadline, only=names,
+                                                        dtypes=dtypes, timing=timing, log=log)}
+    raise ValueError(f"unknown section {section!r}")
+
+
+def child_main(args):
+    deadline = time.monotonic() + (args.deadline_epoch - time.time())
+    names = set(args.names.split(",")) - {""} or None
+    out = run_section(args.section, args.quick, deadline, names, tuple(args.dtypes.split(",")))
+    with open(args.result_file, "w") as f:
+        json.dump(out, f, default=str)
+    return 0
+
+
+# ----- the parent: sections in order, results merged and written ----------------------------
+
+def run_child(section, args, deadline_epoch, names):
+    """Runs `section` in a new process; returns (its results or None, status, wall seconds)."""
+    fd, result_file = tempfile.mkstemp(prefix=f"parir_bench_{section}_", suffix=".json")
+    os.close(fd)
+    cmd = [sys.executable, os.path.abspath(__file__), "--section", section,
+           "--deadline-epoch", repr(deadline_epoch), "--names", ",".join(sorted(names)),
+           "--dtypes", args.dtypes, "--result-file", result_file] + (["--quick"] if args.quick else [])
+    t0 = time.monotonic()
+    # stdout goes straight to the console (live progress); stderr is echoed and its tail kept
+    # for the table, so that a crash is explained where the results are.
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, errors="replace")
+    tail = []
+
+    def echo_stderr():
+        for line in proc.stderr:
+            sys.stderr.write(line)
+            tail.append(line.rstrip())
+            del tail[:-15]
+
+    reader = threading.Thread(target=echo_stderr, daemon=True)
+    reader.start()
+    try:
+        rc = proc.wait(timeout=max(1.0, deadline_epoch - time.time()) + GRACE_S)
+        status = "ok" if rc == 0 else f"failed: process exited with status {rc}"
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        status = f"failed: killed, still running {GRACE_S} s after its deadline"
+    reader.join(timeout=5)
+    wall = time.monotonic() - t0
+    result = None
+    if os.path.getsize(result_file) > 0:
+        with open(result_file) as f:
+            result = json.load(f)
+    os.unlink(result_file)
+    if status != "ok":
+        why = next((line for line in reversed(tail) if line.strip()), "")
+        status += f" ({why[:300]})" if why else ""
+    return result, status, wall
+
+
+def parse_only(only):
+    """--only -> (sections to run, benchmark names within them)."""
+    words = {ALIASES.get(w.strip(), w.strip()) for w in only.split(",") if w.strip()}
+    sections = [s for s in SECTIONS if s in words]
+    names = words - set(SECTIONS)
+    if not sections:  # only benchmark names: the sections that can contain them
+        sections = ["roofline", "real"] if names else list(SECTIONS)
+    return sections, names
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
-    ap.add_argument("--only", default="", help="comma-separated suites or benchmark names")
-    ap.add_argument("--budget", type=float, default=450.0, help="global time budget, seconds")
+    ap.add_argument("--only", default="",
+                    help=f"comma-separated sections ({', '.join(SECTIONS)}) or benchmark names")
+    ap.add_argument("--budget", type=float, default=420.0, help="global time budget, seconds")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--dtypes", default="float32,float64", help="real-program dtypes")
+    # Internal: run one section in this process (the parent starts one child per section).
+    ap.add_argument("--section", help=argparse.SUPPRESS)
+    ap.add_argument("--deadline-epoch", type=float, help=argparse.SUPPRESS)
+    ap.add_argument("--names", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--result-file", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.section:
+        return child_main(args)
+
     start = time.monotonic()
-    deadline = start + args.budget
-    size_key = "quick" if args.quick else "L"
-    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    import torch
+
+    import parir_torch as parir
 
     if not torch.cuda.is_available():
-        n = check_without_gpu(size_key)
-        log(f"Generated the CUDA code of {n} kernel calls of the real programs ({size_key} sizes).")
-        ok, why = parir._C.driver_status()
+        n, (_, why) = check_without_gpu("quick" if args.quick else "L")
+        log(f"Generated the CUDA code of {n} kernel calls of the real programs.")
         log(f"No CUDA GPU (torch.cuda.is_available() is False; CUDA driver: "
             f"{why.splitlines()[0] if why else 'unknown'}): the suite needs one. Run it on a "
             f"machine with an NVIDIA GPU.")
         return 2
 
-    from report import write  # noqa: E402 (imports realprograms and the npbench package)
+    from report import write
 
+    sections, names = parse_only(args.only)
     results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
                "parir": parir.__version__,
                "date": datetime.datetime.now().isoformat(timespec="seconds"),
                "command": " ".join(["python3", "benchmarks/run_all.py"] + sys.argv[1:]),
-               "size_key": size_key}
-
-    def save():
+               "size_key": "quick" if args.quick else "L", "sections": {}}
+    end_epoch = time.time() + args.budget
+    for i, section in enumerate(sections):
+        left = end_epoch - time.time()
+        later = sections[i + 1:]
+        # A section may take its share of the budget, and no more than leaves each later
+        # section a minimum; the last one takes what is left.
+        share = SECTIONS[section][1 if args.quick else 0] * args.budget
+        reserve = sum(min(20.0, SECTIONS[s][0] * args.budget) for s in later)
+        allowed = max(5.0, min(share, left - reserve)) if later else max(5.0, left)
+        log(f"== {section} (until {allowed:.0f} s from now)")
+        try:
+            part, status, wall = run_child(section, args, time.time() + allowed, names)
+        except Exception as e:  # the child could not even be started
+            part, status, wall = None, f"failed: {type(e).__name__}: {e}", 0.0
+        results["sections"][section] = {"status": status, "wall_s": wall}
+        log(f"   {section}: {status} in {wall:.0f} s")
+        for key, value in (part or {}).items():
+            if key == "overheads":
+                results.setdefault("overheads", {}).update(value)
+            else:
+                results[key] = value
         results["elapsed_s"] = time.monotonic() - start
         write(results, args.out)
-
-    def wanted(suite):
-        return not only or suite in only or not (only & set(SUITES))
-
-    names = only - set(SUITES)  # benchmark names within the suites
-    from timing import copy_bandwidth_gbps
-
-    results["copy_GBps"] = copy_bandwidth_gbps(2 ** 24 if args.quick else 2 ** 30)
-    log(f"{results['device']}: device-to-device copy {results['copy_GBps']:.0f} GB/s")
-
-    if wanted("roofline"):
-        import roofline
-
-        log("== roofline")
-        results["roofline"] = roofline.run_suite(args.quick, deadline, results["copy_GBps"],
-                                                 only=names or None, log=log)
-        save()
-    if wanted("overheads"):
-        import overheads
-
-        log("== overheads")
-        results["overheads"] = overheads.run_suite(args.quick, deadline, only=names or None, log=log)
-        save()
-    if wanted("real_programs"):
-        import realprograms
-
-        log("== real programs")
-        timing = {"warmup": 1, "min_reps": 3, "max_reps": 50, "target_s": 0.1 if args.quick else 0.3}
-        results["real_programs"] = realprograms.run_suite(
-            size_key, deadline, only=names or None, dtypes=tuple(args.dtypes.split(",")),
-            timing=timing, log=log)
-        save()
-    save()
+    results["elapsed_s"] = time.monotonic() - start
+    text = write(results, args.out)
     log("")
-    log(open(os.path.join(args.out, "results.md")).read())
-    log(f"Wrote {args.out}/results.md, results.json and plots in {time.monotonic() - start:.0f} s.")
+    log(text)
+    log(f"Wrote {args.out}/results.md, results.json and plots in {results['elapsed_s']:.0f} s.")
     return 0
 
 
