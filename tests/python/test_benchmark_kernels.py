@@ -143,3 +143,26 @@ def test_run_all_without_gpu_stops_early_and_clearly():
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr
     assert "Generated the CUDA code of" in proc.stdout and "No CUDA GPU" in proc.stdout
+
+
+def test_run_all_selects_sections_and_names():
+    import run_all
+
+    assert run_all.parse_only("") == (list(run_all.SECTIONS), set())
+    assert run_all.parse_only("real, roofline") == (["roofline", "real"], set())
+    assert run_all.parse_only("real_programs,gemver") == (["real"], {"gemver"})
+    assert run_all.parse_only("axpy") == (["roofline", "real"], {"axpy"})
+
+
+def test_run_all_records_a_failed_section_and_goes_on():
+    """A section whose process fails gives a status naming the error, not an exception."""
+    import argparse
+    import time
+
+    import run_all
+
+    args = argparse.Namespace(quick=True, dtypes="float32")
+    result, status, _ = run_all.run_child("no_such_section", args, time.time() + 60, set())
+    assert result is None
+    assert status.startswith("failed: process exited with status 1")
+    assert "unknown section 'no_such_section'" in status
