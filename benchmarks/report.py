@@ -178,6 +178,8 @@ def markdown(results):
     failures = _failures(results)
     if failures:
         L += ["## Failures, wrong results and skips", ""] + [f"* {f}" for f in failures] + [""]
+    if results.get("plots"):
+        L += ["## Plots", ""] + [f"![{os.path.splitext(f)[0]}]({f})" for f in results["plots"]] + [""]
     if results.get("plot_note"):
         L += [results["plot_note"], ""]
     return "\n".join(L)

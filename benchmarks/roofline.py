@@ -21,129 +21,127 @@ from timing import relative_error, time_runs
 BANDWIDTH_TARGET = 0.85
 
 
-def _cases(quick):
+def cases(quick):
+    """(name, kind, make(tensors)) of each kernel; make returns the case: its parir call, the
+    torch version, the bytes it must move and the float64 reference."""
     n = 2 ** 20 if quick else 2 ** 28           # vectors: 1 GiB of float32 each
     N, M = (1024, 1024) if quick else (32768, 8192)  # matrix: 1 GiB of float32
     return [
-        ("axpy", "memory", lambda g: _axpy(n, g)),
-        ("row sum", "reduction", lambda g: _row_sum(N, M, g)),
-        ("row max", "reduction", lambda g: _row_max(N, M, g)),
-        ("column sum (two phases)", "reduction", lambda g: _col_sum(N, M, g)),
-        ("column sum (slice)", "reduction", lambda g: _col_sum_slice(N, M, g)),
-        ("full sum", "reduction", lambda g: _full_sum(N * M, g)),
-        ("softmax", "reduction", lambda g: _softmax(N, M, g)),
+        ("axpy", "memory", lambda t: _axpy(n, t)),
+        ("row sum", "reduction", lambda t: _row_sum(N, M, t)),
+        ("row max", "reduction", lambda t: _row_max(N, M, t)),
+        ("column sum (two phases)", "reduction", lambda t: _col_sum(N, M, t)),
+        ("column sum (slice)", "reduction", lambda t: _col_sum_slice(N, M, t)),
+        ("full sum", "reduction", lambda t: _full_sum(N * M, t)),
+        ("softmax", "reduction", lambda t: _softmax(N, M, t)),
     ]
 
 
-def _rand(gen, *shape):
-    return torch.rand(shape, device="cuda", generator=gen) - 0.25  # non-zero, both signs
+class Tensors:
+    """Float32 tensors of a case: random non-zero values of both signs on the GPU; on the meta
+    device (code generation only, as CI does) shapes without memory, and no reference."""
+
+    def __init__(self, device="cuda", seed=0):
+        self.device = torch.device(device)
+        self.meta = self.device.type == "meta"
+        self.gen = None if self.meta else torch.Generator(device=self.device).manual_seed(seed)
+
+    def rand(self, *shape):
+        if self.meta:
+            return torch.empty(shape, device=self.device)
+        return torch.rand(shape, device=self.device, generator=self.gen) - 0.25
+
+    def empty(self, *shape):
+        return torch.empty(shape, device=self.device)
+
+    def reference(self, f):
+        return None if self.meta else f()
 
 
-def _axpy(n, gen):
-    x, y0 = _rand(gen, n), _rand(gen, n)
+def _axpy(n, t):
+    x, y0 = t.rand(n), t.rand(n)
     y = y0.clone()
     a = 1.5
-    opts = parir.par({'i': parir.threads(n)})
-
-    def run_parir():
-        axpy(a, x, y, n, opts=opts)
-        return y
-
-    def run_torch():
-        return y.add_(x, alpha=a)
-
-    return dict(shape=f"{n}", bytes=3 * n * 4, parir=run_parir, torch=run_torch,
-                reset=lambda: y.copy_(y0), reference=y0.double() + a * x.double())
+    return dict(call=(axpy, (a, x, y, n), parir.par({'i': parir.threads(n)})), result=y,
+                shape=f"{n}", bytes=3 * n * 4, torch=lambda: y.add_(x, alpha=a),
+                reset=lambda: y.copy_(y0), reference=t.reference(lambda: y0.double() + a * x.double()))
 
 
-def _row_sum(N, M, gen):
-    x, y = _rand(gen, N, M), torch.empty(N, device="cuda")
+def _row_sum(N, M, t):
+    x, y = t.rand(N, M), t.empty(N)
     opts = parir.par({'N': parir.threads(N), 'M': parir.threads(1024).reduce()})
-
-    def run_parir():
-        y.zero_()  # the kernel accumulates into y
-        sum_rows_reduce(x, y, N, M, opts=opts)
-        return y
-
-    return dict(shape=f"{N}x{M}", bytes=(N * M + N) * 4, parir=run_parir,
-                torch=lambda: x.sum(1), reference=x.double().sum(1))
+    # The kernel accumulates into y: zeroed before each run, as a user would.
+    return dict(call=(sum_rows_reduce, (x, y, N, M), opts), before=y.zero_, result=y,
+                shape=f"{N}x{M}", bytes=(N * M + N) * 4, torch=lambda: x.sum(1),
+                reference=t.reference(lambda: x.double().sum(1)))
 
 
-def _row_max(N, M, gen):
-    x, y = _rand(gen, N, M), torch.empty(N, device="cuda")
+def _row_max(N, M, t):
+    x, y = t.rand(N, M), t.empty(N)
     opts = parir.par({'N': parir.threads(N), 'M': parir.threads(1024)})
-
-    def run_parir():
-        row_max(x, y, N, M, opts=opts)
-        return y
-
-    return dict(shape=f"{N}x{M}", bytes=(N * M + N) * 4, parir=run_parir,
-                torch=lambda: torch.amax(x, 1), reference=x.double().amax(1))
+    return dict(call=(row_max, (x, y, N, M), opts), result=y, shape=f"{N}x{M}",
+                bytes=(N * M + N) * 4, torch=lambda: torch.amax(x, 1),
+                reference=t.reference(lambda: x.double().amax(1)))
 
 
-def _col_sum(N, M, gen):
-    x, y = _rand(gen, N, M), torch.empty(M, device="cuda")
+def _col_sum(N, M, t):
+    x, y = t.rand(N, M), t.empty(M)
     R = 64
-    partial = torch.empty(R, M, device="cuda")
+    partial = t.empty(R, M)
     opts = parir.par({'R': parir.threads(R), 'M': parir.threads(M)})
-
-    def run_parir():
-        col_sums(x, partial, y, N, M, R, opts=opts)
-        return y
-
-    return dict(shape=f"{N}x{M}", bytes=(N * M + M) * 4, parir=run_parir,
-                torch=lambda: x.sum(0), reference=x.double().sum(0))
+    return dict(call=(col_sums, (x, partial, y, N, M, R), opts), result=y, shape=f"{N}x{M}",
+                bytes=(N * M + M) * 4, torch=lambda: x.sum(0),
+                reference=t.reference(lambda: x.double().sum(0)))
 
 
-def _col_sum_slice(N, M, gen):
-    x, y = _rand(gen, N, M), torch.empty(M, device="cuda")
+def _col_sum_slice(N, M, t):
+    x, y = t.rand(N, M), t.empty(M)
     opts = parir.par({'M': parir.threads(M), 'N': parir.threads(256)})
-
-    def run_parir():
-        col_sums_slice(x, y, N, M, opts=opts)
-        return y
-
-    return dict(shape=f"{N}x{M}", bytes=(N * M + M) * 4, parir=run_parir,
-                torch=lambda: x.sum(0), reference=x.double().sum(0))
+    return dict(call=(col_sums_slice, (x, y, N, M), opts), result=y, shape=f"{N}x{M}",
+                bytes=(N * M + M) * 4, torch=lambda: x.sum(0),
+                reference=t.reference(lambda: x.double().sum(0)))
 
 
-def _full_sum(n, gen):
-    x, out = _rand(gen, n), torch.empty(1, device="cuda")
+def _full_sum(n, t):
+    x, out = t.rand(n), t.empty(1)
     opts = parir.par({'i': parir.threads(2 ** 20).reduce()})
-
-    def run_parir():
-        out.zero_()  # the kernel accumulates into out
-        total_sum(x, out, n, opts=opts)
-        return out
-
-    return dict(shape=f"{n}", bytes=n * 4, parir=run_parir, torch=lambda: x.sum().reshape(1),
-                reference=x.double().sum().reshape(1))
+    # The kernel accumulates into out: zeroed before each run.
+    return dict(call=(total_sum, (x, out, n), opts), before=out.zero_, result=out,
+                shape=f"{n}", bytes=n * 4, torch=lambda: x.sum().reshape(1),
+                reference=t.reference(lambda: x.double().sum().reshape(1)))
 
 
-def _softmax(N, M, gen):
-    x, out = _rand(gen, N, M), torch.empty(N, M, device="cuda")
+def _softmax(N, M, t):
+    x, out = t.rand(N, M), t.empty(N, M)
     opts = parir.par({'N': parir.threads(N), 'M': parir.threads(1024)})
+    return dict(call=(softmax_rows, (x, out, N, M), opts), result=out, shape=f"{N}x{M}",
+                bytes=2 * N * M * 4, torch=lambda: torch.softmax(x, 1),
+                reference=t.reference(lambda: torch.softmax(x.double(), 1)))
 
-    def run_parir():
-        softmax_rows(x, out, N, M, opts=opts)
-        return out
 
-    return dict(shape=f"{N}x{M}", bytes=2 * N * M * 4, parir=run_parir,
-                torch=lambda: torch.softmax(x, 1), reference=torch.softmax(x.double(), 1))
+def run_parir(case):
+    """One parir run of the case (with its zeroing, if any); returns the output."""
+    if "before" in case:
+        case["before"]()
+    fn, args, opts = case["call"]
+    fn(*args, opts=opts)
+    return case["result"]
 
 
 def _check(case, which):
     if "reset" in case:
         case["reset"]()
-    out = case[which]()
+    elif which == "parir" and "before" not in case:
+        case["result"].fill_(float("nan"))  # every element must be written
+    out = run_parir(case) if which == "parir" else case["torch"]()
     torch.cuda.synchronize()
     return relative_error(out, case["reference"])
 
 
 def run_suite(quick, deadline, copy_gbps, only=None, log=print):
     rows = []
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    for name, kind, make in _cases(quick):
+    tensors = Tensors("cuda")
+    for name, kind, make in cases(quick):
         if only and name not in only and not any(name.startswith(o) for o in only):
             continue
         row = {"kernel": name, "kind": kind, "dtype": "float32"}
@@ -152,7 +150,7 @@ def run_suite(quick, deadline, copy_gbps, only=None, log=print):
             row["status"] = "skipped: time budget"
             continue
         try:
-            case = make(gen)
+            case = make(tensors)
             row["shape"], row["bytes"] = case["shape"], case["bytes"]
             for which in ("parir", "torch"):
                 err = _check(case, which)
@@ -160,7 +158,8 @@ def run_suite(quick, deadline, copy_gbps, only=None, log=print):
                 if not err <= 1e-4:
                     row[f"{which}_status"] = f"wrong: rel. error {err:.2e}"
                     continue
-                t = time_runs(lambda _: case[which](), [None], warmup=3, min_reps=10,
+                f = (lambda: run_parir(case)) if which == "parir" else case["torch"]
+                t = time_runs(lambda _: f(), [None], warmup=3, min_reps=10,
                               max_reps=100, target_s=0.2)
                 row[f"{which}_ms"] = t["median_ms"]
                 row[f"{which}_timing"] = t
@@ -169,7 +168,7 @@ def run_suite(quick, deadline, copy_gbps, only=None, log=print):
             row["status"] = "ok"
             del case
         except Exception as e:
-            row["status"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            row["status"] = f"failed: {type(e).__name__}: {' '.join(str(e).split())[:300]}"
             row["traceback"] = traceback.format_exc()
         torch.cuda.empty_cache()
         _targets(row, copy_gbps)

@@ -57,6 +57,19 @@ def test_roofline_and_overhead_kernels_compile():
         compile_to_cubin(fn, args, parir.par(spec))
 
 
+@pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
+def test_roofline_kernels_compile_at_benchmark_size(quick):
+    """The roofline suite's parir calls exactly as it makes them (sizes and options), on meta
+    tensors."""
+    import roofline
+
+    tensors = roofline.Tensors("meta")
+    for name, _, make in roofline.cases(quick):
+        case = make(tensors)
+        compile_to_cubin(*case["call"])
+        assert case["bytes"] > 0, name
+
+
 def test_rms_norm_matches_torch():
     n, d = 5, 7
     x, w, out = torch.rand(n, d) + 0.5, torch.rand(d) + 0.5, torch.full((n, d), math.nan)
