@@ -34,6 +34,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+try:
+    import parir_torch  # noqa: F401 (installed, or on PYTHONPATH)
+except ImportError:  # built in place in this checkout: use it, here and in the child processes
+    ROOT = os.path.dirname(HERE)
+    sys.path.insert(1, ROOT)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
 
 # Section name -> (share of the budget it may take at most, in full and quick runs).
 SECTIONS = {"roofline": (0.15, 0.2), "overheads": (0.1, 0.2), "compile": (0.1, 0.2),
@@ -188,7 +194,7 @@ def main():
             f"machine with an NVIDIA GPU.")
         return 2
 
-    from report import write
+    from report import targets, write
 
     sections, names = parse_only(args.only)
     results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
@@ -223,7 +229,11 @@ def main():
     text = write(results, args.out)
     log("")
     log(text)
-    log(f"Wrote {args.out}/results.md, results.json and plots in {results['elapsed_s']:.0f} s.")
+    # The targets once more, last, where the end of a long log shows them.
+    log(f"\n{results['device']}, {results['elapsed_s']:.0f} s:")
+    for desc, measured, ok in targets(results):
+        log(f"  {'PASS' if ok else 'MISS'}  {desc}: {measured}")
+    log(f"Wrote {args.out}/results.md, results.json and plots.")
     return 0
 
 
