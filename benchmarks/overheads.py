@@ -16,6 +16,7 @@
 """
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -25,6 +26,8 @@ import time
 import traceback
 
 import torch
+import torch._dynamo
+from torch._dynamo.utils import counters
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
@@ -213,7 +216,8 @@ def compile_latency():
         proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--first-call"],
                               env=env, capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
-            raise RuntimeError(f"{label} child failed: {proc.stderr.strip()[-500:]}")
+            lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+            raise RuntimeError(f"{label} run failed: {lines[-1] if lines else proc.returncode}")
         out[label] = json.loads(proc.stdout.strip().splitlines()[-1])
     return {"cold_ms": out["cold"]["first_ms"], "warm_ms": out["warm"]["first_ms"],
             "hot_ms": out["warm"]["hot_ms"], "cache_dir": cache}
@@ -242,7 +246,7 @@ class Block(torch.nn.Module):
         return out
 
 
-def model_step(tokens=512, d=1024):
+def model_step(tokens=512, d=1024, deadline=math.inf):
     torch.manual_seed(0)
     x = torch.randn(tokens, d, device="cuda")
     reference = Block(d, use_parir=False).cuda()
@@ -255,10 +259,10 @@ def model_step(tokens=512, d=1024):
                                       ("torch.compile reduce-overhead, parir rms_norm", True, True)):
         row = {"name": name, "shape": f"{tokens}x{d} tokens x features"}
         rows.append(row)
+        if time.monotonic() > deadline:
+            row["status"] = "skipped: time budget"
+            continue
         try:
-            import torch._dynamo
-            from torch._dynamo.utils import counters
-
             torch._dynamo.reset()
             counters.clear()
             model = Block(d, use_parir).cuda()
@@ -288,7 +292,7 @@ def run_suite(quick, deadline, parts=("host overhead", "compile latency", "model
     """The named parts, each in its own try/except: {part: rows, or {"status": why}}."""
     funcs = {"host overhead": lambda: host_overheads(2000 if quick else 10000, 3 if quick else 5),
              "compile latency": compile_latency,
-             "model step": lambda: model_step(*((256, 512) if quick else (512, 1024)))}
+             "model step": lambda: model_step(*((256, 512) if quick else (512, 1024)), deadline)}
     out = {}
     for name in parts:
         if time.monotonic() > deadline:

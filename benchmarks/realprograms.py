@@ -14,6 +14,7 @@ import time
 import traceback
 
 import torch
+import torch._dynamo
 
 from npbench import PROGRAMS
 from npbench.program import Inputs, clone_state, state_bytes, upcast
@@ -26,8 +27,6 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
 def _configure_dynamo():
-    import torch._dynamo
-
     # Programs whose step shapes follow a loop index compile a dynamic graph; vadv's step
     # dispatches on four phases. Room for these, so no step silently falls back to eager.
     for name in ("recompile_limit", "cache_size_limit"):
@@ -47,8 +46,6 @@ def _runner(prog, impl):
         return prepare, run
     if impl == "torch eager":
         return (lambda st: None), (lambda st: prog.torch_run(st, prog.torch_step))
-    import torch._dynamo
-
     torch._dynamo.reset()  # a fresh compile for each program and dtype
     step = torch.compile(prog.torch_step, dynamic=prog.dynamic)
     return (lambda st: None), (lambda st: prog.torch_run(st, step))

@@ -10,6 +10,8 @@ from realprograms import IMPLS, speedups
 # leads for the floor, next to the copy bandwidth measured in the same run.
 PEAK_FLOPS = {"float32": 67e12, "float64": 34e12}
 GEOMEAN_VS_EAGER, GEOMEAN_VS_COMPILE = 1.5, 1.0
+# The host-overhead rows the cached-call target compares (names as overheads.py gives them).
+HOST_PARIR, HOST_TORCH = "parir add(a, b, c): torch.add's work", "torch.add(a, b, out=c)"
 
 
 def _ms(r):
@@ -55,19 +57,27 @@ def targets(results):
         gm = g["geomean"]
         rows.append((f"real programs {dt}: geomean speed-up vs {other} >= {need}x",
                      f"{gm:.2f}x over {g['n']} of {g['of']} programs" if gm else
-                     f"no program timed on both sides", bool(gm and gm >= need)))
+                     "no program timed on both sides", bool(gm and gm >= need)))
     over = results.get("overheads", {})
     host = over.get("host overhead")
     if isinstance(host, list):
-        by = {r["name"]: r.get("us_per_call") for r in host}
-        p, t = by.get("parir add(a, b, c): torch.add's work"), by.get("torch.add(a, b, out=c)")
-        if p and t:
+        by = {r["name"]: r for r in host}
+        p, t = by.get(HOST_PARIR, {}), by.get(HOST_TORCH, {})
+        if "us_per_call" in p and "us_per_call" in t:
+            p, t = p["us_per_call"], t["us_per_call"]
             rows.append(("cached-call overhead <= 1.5x torch.add's",
                          f"{p:.2f} us vs {t:.2f} us = {p / t:.2f}x", p / t <= 1.5))
+        else:
+            why = p.get("status") if p.get("status", "ok") != "ok" else t.get("status", "missing")
+            rows.append(("cached-call overhead <= 1.5x torch.add's", why, False))
+    elif isinstance(host, dict):
+        rows.append(("cached-call overhead <= 1.5x torch.add's", host.get("status", ""), False))
     lat = over.get("compile latency")
     if isinstance(lat, dict) and "cold_ms" in lat:
         rows.append(("cold compile <= 150 ms", f"{lat['cold_ms']:.1f} ms", lat["cold_ms"] <= 150))
         rows.append(("warm compile <= 5 ms", f"{lat['warm_ms']:.2f} ms", lat["warm_ms"] <= 5))
+    elif isinstance(lat, dict):
+        rows.append(("cold compile <= 150 ms, warm <= 5 ms", lat.get("status", ""), False))
     for name, sec in results.get("sections", {}).items():
         if sec["status"] != "ok":
             rows.append((f"section {name} runs to the end", sec["status"], False))

@@ -138,6 +138,20 @@ def _check(case, which):
     return relative_error(out, case["reference"])
 
 
+def _measure(case, which):
+    """Checks one implementation of the case, then times it if it is right."""
+    err = _check(case, which)
+    out = {f"{which}_rel_err": err}
+    if not err <= 1e-4:
+        out[f"{which}_status"] = f"wrong: rel. error {err:.2e}"
+        return out
+    f = (lambda: run_parir(case)) if which == "parir" else case["torch"]
+    t = time_runs(lambda _: f(), [None], warmup=3, min_reps=10, max_reps=100, target_s=0.2)
+    out.update({f"{which}_ms": t["median_ms"], f"{which}_timing": t, f"{which}_status": "ok",
+                f"{which}_GBps": case["bytes"] / 1e9 / (t["median_ms"] / 1e3)})
+    return out
+
+
 def run_suite(quick, deadline, copy_gbps, only=None, log=print):
     rows = []
     tensors = Tensors("cuda")
@@ -153,18 +167,7 @@ def run_suite(quick, deadline, copy_gbps, only=None, log=print):
             case = make(tensors)
             row["shape"], row["bytes"] = case["shape"], case["bytes"]
             for which in ("parir", "torch"):
-                err = _check(case, which)
-                row[f"{which}_rel_err"] = err
-                if not err <= 1e-4:
-                    row[f"{which}_status"] = f"wrong: rel. error {err:.2e}"
-                    continue
-                f = (lambda: run_parir(case)) if which == "parir" else case["torch"]
-                t = time_runs(lambda _: f(), [None], warmup=3, min_reps=10,
-                              max_reps=100, target_s=0.2)
-                row[f"{which}_ms"] = t["median_ms"]
-                row[f"{which}_timing"] = t
-                row[f"{which}_GBps"] = case["bytes"] / 1e9 / (t["median_ms"] / 1e3)
-                row[f"{which}_status"] = "ok"
+                row.update(_measure(case, which))
             row["status"] = "ok"
             del case
         except Exception as e:

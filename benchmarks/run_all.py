@@ -42,8 +42,9 @@ except ImportError:  # built in place in this checkout: use it, here and in the 
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
 
 # Section name -> (share of the budget it may take at most, in full and quick runs).
-SECTIONS = {"roofline": (0.15, 0.2), "overheads": (0.1, 0.2), "compile": (0.1, 0.2),
-            "model": (0.15, 0.2), "real": (1.0, 1.0)}
+# Unused time passes on to the next sections; real, last, takes all that is left.
+SECTIONS = {"roofline": (0.2, 0.2), "overheads": (0.15, 0.2), "compile": (0.15, 0.2),
+            "model": (0.25, 0.25), "real": (1.0, 1.0)}
 ALIASES = {"real_programs": "real", "host": "overheads", "compile_latency": "compile",
            "model_step": "model"}
 # Seconds a section may run past its deadline (the benchmark in progress finishes) before it
@@ -94,10 +95,15 @@ def run_section(section, quick, deadline, names, dtypes):
         return {"overheads": overheads.run_suite(quick, deadline, parts=(part,), log=log)}
     if section == "real":
         import realprograms
+        from timing import copy_bandwidth_gbps
 
+        # The floors need the copy bandwidth; measured here too in case roofline did not run
+        # (the parent keeps roofline's when it did).
+        copy = copy_bandwidth_gbps(2 ** 24 if quick else 2 ** 30)
         timing = {"warmup": 1, "min_reps": 3, "max_reps": 50,
                   "target_s": 0.1 if quick else 0.25}
-        return {"real_programs": realprograms.run_suite(size_key, deadline, only=names,
+        return {"copy_GBps": copy,
+                "real_programs": realprograms.run_suite(size_key, deadline, only=names,
                                                         dtypes=dtypes, timing=timing, log=log)}
     raise ValueError(f"unknown section {section!r}")
 
@@ -164,6 +170,39 @@ def parse_only(only):
     return sections, names
 
 
+def run_sections(sections, names, args, results, start):
+    """Runs the sections in order, each in its own process, merging what each returns into
+    `results` and writing the results after each."""
+    from report import write
+
+    end_epoch = time.time() + args.budget
+    for i, section in enumerate(sections):
+        left = end_epoch - time.time()
+        later = sections[i + 1:]
+        # A section may take its share of the budget, and no more than leaves each later
+        # section a minimum; the last one takes what is left.
+        share = SECTIONS[section][1 if args.quick else 0] * args.budget
+        reserve = sum(min(20.0, SECTIONS[s][0] * args.budget) for s in later)
+        allowed = max(5.0, min(share, left - reserve)) if later else max(5.0, left)
+        log(f"== {section} (until {allowed:.0f} s from now)")
+        try:
+            part, status, wall = run_child(section, args, time.time() + allowed, names)
+        except Exception as e:  # the child could not even be started
+            part, status, wall = None, f"failed: {type(e).__name__}: {e}", 0.0
+        results["sections"][section] = {"status": status, "wall_s": wall}
+        log(f"   {section}: {status} in {wall:.0f} s")
+        for key, value in (part or {}).items():
+            if key == "overheads":
+                results.setdefault("overheads", {}).update(value)
+            elif key == "copy_GBps":  # roofline's, when it ran first
+                results.setdefault(key, value)
+            else:
+                results[key] = value
+        results["elapsed_s"] = time.monotonic() - start
+        write(results, args.out)
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
@@ -202,29 +241,7 @@ def main():
                "date": datetime.datetime.now().isoformat(timespec="seconds"),
                "command": " ".join(["python3", "benchmarks/run_all.py"] + sys.argv[1:]),
                "size_key": "quick" if args.quick else "L", "sections": {}}
-    end_epoch = time.time() + args.budget
-    for i, section in enumerate(sections):
-        left = end_epoch - time.time()
-        later = sections[i + 1:]
-        # A section may take its share of the budget, and no more than leaves each later
-        # section a minimum; the last one takes what is left.
-        share = SECTIONS[section][1 if args.quick else 0] * args.budget
-        reserve = sum(min(20.0, SECTIONS[s][0] * args.budget) for s in later)
-        allowed = max(5.0, min(share, left - reserve)) if later else max(5.0, left)
-        log(f"== {section} (until {allowed:.0f} s from now)")
-        try:
-            part, status, wall = run_child(section, args, time.time() + allowed, names)
-        except Exception as e:  # the child could not even be started
-            part, status, wall = None, f"failed: {type(e).__name__}: {e}", 0.0
-        results["sections"][section] = {"status": status, "wall_s": wall}
-        log(f"   {section}: {status} in {wall:.0f} s")
-        for key, value in (part or {}).items():
-            if key == "overheads":
-                results.setdefault("overheads", {}).update(value)
-            else:
-                results[key] = value
-        results["elapsed_s"] = time.monotonic() - start
-        write(results, args.out)
+    run_sections(sections, names, args, results, start)
     results["elapsed_s"] = time.monotonic() - start
     text = write(results, args.out)
     log("")

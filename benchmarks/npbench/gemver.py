@@ -7,7 +7,7 @@ import torch
 
 import parir_torch as parir
 
-from .program import Inputs, Program
+from .program import Program
 
 
 @parir.jit
