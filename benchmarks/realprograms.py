@@ -144,13 +144,18 @@ def bench_program(prog, dtype_name, size_key, deadline, timing, impls=IMPLS, log
 
 
 def run_suite(size_key, deadline, only=None, dtypes=("float32", "float64"), timing=None,
-              log=print):
+              log=print, progress=None):
+    """Every program (or those named in `only`) in each dtype. progress(rows, name), when
+    given, is called before each program with the rows so far and the program's name, and
+    with None at the end."""
     _configure_dynamo()
     timing = timing or {}
     results = []
     for prog in PROGRAMS:
         if only and prog.name not in only:
             continue
+        if progress:
+            progress(results, prog.name)
         for dt in dtypes:
             if time.monotonic() > deadline:
                 results.append({"program": prog.name, "dtype": dt, "size": prog.sizes[size_key],
@@ -159,6 +164,8 @@ def run_suite(size_key, deadline, only=None, dtypes=("float32", "float64"), timi
                 log(f"  {prog.name} {dt}: skipped (time budget)")
                 continue
             results.append(bench_program(prog, dt, size_key, deadline, timing, log=log))
+    if progress:
+        progress(results, None)
     return results
 
 

@@ -97,6 +97,8 @@ def markdown(results):
     if secs:
         L += ["Sections (each in its own process): " + ", ".join(
             f"{name} {sec['wall_s']:.0f} s" + ("" if sec["status"] == "ok" else " (FAILED)")
+            + (f" (went on in a new process {len(sec['restarts'])} time(s))"
+               if sec.get("restarts") else "")
             for name, sec in secs.items()) + ".", ""]
     t = targets(results)
     if t:
@@ -210,6 +212,10 @@ def _failures(results):
             s = r["impls"].get(impl, {}).get("status", "missing")
             if s != "ok":
                 out.append(f"{r['program']} {r['dtype']} {impl}: {s}")
+    for name, sec in results.get("sections", {}).items():
+        for status in sec.get("restarts", []):
+            out.append(f"section {name}: its process ended early ({status}); the rest ran in a "
+                       f"new process")
     for name, part in results.get("overheads", {}).items():
         rows = part if isinstance(part, list) else [part]
         for r in rows:

@@ -152,12 +152,17 @@ def _measure(case, which):
     return out
 
 
-def run_suite(quick, deadline, copy_gbps, only=None, log=print):
+def run_suite(quick, deadline, copy_gbps, only=None, log=print, progress=None):
+    """Every kernel (or those named in `only`, or starting with a name there). progress(rows,
+    name), when given, is called before each kernel with the rows so far and the kernel's
+    name, and with None at the end."""
     rows = []
     tensors = Tensors("cuda")
     for name, kind, make in cases(quick):
         if only and name not in only and not any(name.startswith(o) for o in only):
             continue
+        if progress:
+            progress(rows, name)
         row = {"kernel": name, "kind": kind, "dtype": "float32"}
         rows.append(row)
         if time.monotonic() > deadline:
@@ -177,6 +182,8 @@ def run_suite(quick, deadline, copy_gbps, only=None, log=print):
         _targets(row, copy_gbps)
         log(f"  {name:26s} parir {row.get('parir_GBps', 0):7.0f} GB/s  torch "
             f"{row.get('torch_GBps', 0):7.0f} GB/s  ({row.get('status')})")
+    if progress:
+        progress(rows, None)
     return rows
 
 

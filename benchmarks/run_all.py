@@ -76,17 +76,33 @@ def check_without_gpu(size_key):
 
 # ----- one section, in a child process ------------------------------------------------------
 
-def run_section(section, quick, deadline, names, dtypes):
-    """Runs one section in this process; returns {"copy_GBps"?, <result key>: ...}."""
+# Sections whose benchmarks run one after another and can go on in a new process after one
+# of them crashed or broke the CUDA context: the results key, and each row's name key.
+RESUMABLE = {"roofline": ("roofline", "kernel"), "real": ("real_programs", "program")}
+# The exit status of a child that found its CUDA context broken (a sticky error such as an
+# illegal address makes every later CUDA call in the process fail).
+CONTEXT_LOST = 3
+
+
+def run_section(section, quick, deadline, names, dtypes, save):
+    """Runs one section in this process. save(partial, current) records the results so far
+    and the benchmark about to start (resumable sections call it before each benchmark)."""
     size_key = "quick" if quick else "L"
-    if section == "roofline":
-        import roofline
+    if section in ("roofline", "real"):
         from timing import copy_bandwidth_gbps
 
+        # The floors of both need the copy bandwidth (the parent keeps roofline's when both run).
         copy = copy_bandwidth_gbps(2 ** 24 if quick else 2 ** 30)
         log(f"  device-to-device copy: {copy:.0f} GB/s")
-        return {"copy_GBps": copy,
-                "roofline": roofline.run_suite(quick, deadline, copy, only=names, log=log)}
+    if section == "roofline":
+        import roofline
+
+        todo = [n for n, _, _ in roofline.cases(quick)
+                if not names or n in names or any(n.startswith(o) for o in names)]
+        rows = roofline.run_suite(
+            quick, deadline, copy, only=names, log=log,
+            progress=lambda rows, cur: save({"copy_GBps": copy, "todo": todo, "roofline": rows}, cur))
+        return {"copy_GBps": copy, "roofline": rows}
     if section in ("overheads", "compile", "model"):
         import overheads
 
@@ -95,26 +111,47 @@ def run_section(section, quick, deadline, names, dtypes):
         return {"overheads": overheads.run_suite(quick, deadline, parts=(part,), log=log)}
     if section == "real":
         import realprograms
-        from timing import copy_bandwidth_gbps
+        from npbench import PROGRAMS
 
-        # The floors need the copy bandwidth; measured here too in case roofline did not run
-        # (the parent keeps roofline's when it did).
-        copy = copy_bandwidth_gbps(2 ** 24 if quick else 2 ** 30)
+        todo = [p.name for p in PROGRAMS if not names or p.name in names]
         timing = {"warmup": 1, "min_reps": 3, "max_reps": 50,
                   "target_s": 0.1 if quick else 0.25}
-        return {"copy_GBps": copy,
-                "real_programs": realprograms.run_suite(size_key, deadline, only=names,
-                                                        dtypes=dtypes, timing=timing, log=log)}
+        rows = realprograms.run_suite(
+            size_key, deadline, only=names, dtypes=dtypes, timing=timing, log=log,
+            progress=lambda rows, cur: save({"copy_GBps": copy, "todo": todo,
+                                             "real_programs": rows}, cur))
+        return {"copy_GBps": copy, "real_programs": rows}
     raise ValueError(f"unknown section {section!r}")
 
 
 def child_main(args):
+    import torch
+
     deadline = time.monotonic() + (args.deadline_epoch - time.time())
     names = set(args.names.split(",")) - {""} or None
-    out = run_section(args.section, args.quick, deadline, names, tuple(args.dtypes.split(",")))
-    with open(args.result_file, "w") as f:
-        json.dump(out, f, default=str)
+
+    def save(partial, current=None):
+        if current is not None:
+            try:
+                torch.cuda.synchronize()
+            except Exception as e:  # broken by the benchmark that just ended
+                current = None
+                lost = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
+                log(f"  CUDA context lost ({lost}); the section goes on in a new process")
+                _write_json(args.result_file, dict(partial, in_progress=None))
+                os._exit(CONTEXT_LOST)
+        _write_json(args.result_file, dict(partial, in_progress=current))
+
+    out = run_section(args.section, args.quick, deadline, names, tuple(args.dtypes.split(",")),
+                      save)
+    save(out)
     return 0
+
+
+def _write_json(path, obj):
+    with open(path + ".tmp", "w") as f:
+        json.dump(obj, f, default=str)
+    os.replace(path + ".tmp", path)
 
 
 # ----- the parent: sections in order, results merged and written ----------------------------
@@ -172,7 +209,9 @@ def parse_only(only):
 
 def run_sections(sections, names, args, results, start):
     """Runs the sections in order, each in its own process, merging what each returns into
-    `results` and writing the results after each."""
+    `results` and writing the results after each. A resumable section whose process died goes
+    on in a new process with the benchmarks it had not done, the one it died in recorded as
+    failed."""
     from report import write
 
     end_epoch = time.time() + args.budget
@@ -184,23 +223,62 @@ def run_sections(sections, names, args, results, start):
         share = SECTIONS[section][1 if args.quick else 0] * args.budget
         reserve = sum(min(20.0, SECTIONS[s][0] * args.budget) for s in later)
         allowed = max(5.0, min(share, left - reserve)) if later else max(5.0, left)
+        deadline_epoch = time.time() + allowed
         log(f"== {section} (until {allowed:.0f} s from now)")
-        try:
-            part, status, wall = run_child(section, args, time.time() + allowed, names)
-        except Exception as e:  # the child could not even be started
-            part, status, wall = None, f"failed: {type(e).__name__}: {e}", 0.0
-        results["sections"][section] = {"status": status, "wall_s": wall}
-        log(f"   {section}: {status} in {wall:.0f} s")
-        for key, value in (part or {}).items():
-            if key == "overheads":
-                results.setdefault("overheads", {}).update(value)
-            elif key == "copy_GBps":  # roofline's, when it ran first
-                results.setdefault(key, value)
-            else:
-                results[key] = value
+        sec = results["sections"][section] = {"wall_s": 0.0, "restarts": []}
+        todo, rows = names, []
+        while True:
+            try:
+                part, status, wall = run_child(section, args, deadline_epoch, todo)
+            except Exception as e:  # the child could not even be started
+                part, status, wall = None, f"failed: {type(e).__name__}: {e}", 0.0
+            part = part or {}
+            sec["status"], sec["wall_s"] = status, sec["wall_s"] + wall
+            log(f"   {section}: {status} in {wall:.0f} s")
+            remaining = _merge(section, part, status, rows, results, args)
+            if status == "ok" or not remaining or time.time() > deadline_epoch - 10:
+                break
+            sec["restarts"].append(status)
+            todo = set(remaining)
+            log(f"== {section}, in a new process: {', '.join(remaining)}")
         results["elapsed_s"] = time.monotonic() - start
         write(results, args.out)
     return results
+
+
+def _merge(section, part, status, rows, results, args):
+    """Merges one child's results; for a resumable section returns the benchmarks it left."""
+    for key, value in part.items():
+        if key in ("todo", "in_progress") or (section in RESUMABLE and key == RESUMABLE[section][0]):
+            continue
+        if key == "overheads":
+            results.setdefault("overheads", {}).update(value)
+        elif key == "copy_GBps":  # roofline's, when it ran first
+            results.setdefault(key, value)
+        else:
+            results[key] = value
+    if section not in RESUMABLE:
+        return []
+    key, name_key = RESUMABLE[section]
+    rows += part.get(key, [])
+    died_in = part.get("in_progress")
+    if died_in:
+        rows += _died_rows(section, died_in, status, args)
+    results[key] = rows
+    done = {r[name_key] for r in rows}
+    return [n for n in part.get("todo", []) if n not in done]
+
+
+def _died_rows(section, name, status, args):
+    why = f"failed: its process died while running it ({status})"
+    if section == "roofline":
+        return [{"kernel": name, "kind": "", "dtype": "float32", "status": why,
+                 "targets": [("runs and is correct", False)]}]
+    from realprograms import IMPLS
+
+    return [{"program": name, "dtype": dt, "size": {}, "size_note": "", "origin": "",
+             "impls": {impl: {"status": why} for impl in IMPLS}}
+            for dt in args.dtypes.split(",")]
 
 
 def main():

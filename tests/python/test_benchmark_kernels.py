@@ -202,3 +202,44 @@ def test_run_all_goes_on_after_failed_sections_and_writes_the_report(tmp_path):
     text = (tmp_path / "results.md").read_text()
     assert "| section roofline runs to the end | failed: process exited" in text
     assert "| cold compile <= 150 ms, warm <= 5 ms | failed: RuntimeError" in text
+
+
+def test_run_all_resumes_a_section_whose_process_died(tmp_path, monkeypatch):
+    """A real-program section whose process dies in its second program goes on in a new
+    process with the programs after it; the one it died in is recorded as failed."""
+    import argparse
+    import time
+
+    import run_all
+
+    def row(name):
+        return {"program": name, "dtype": "float32", "size": {"N": 1}, "size_note": "",
+                "impls": {i: {"status": "ok", "median_ms": 1.0, "rel_err": 0.0}
+                          for i in ("parir", "torch eager", "torch.compile")}}
+
+    todo = ["a", "b", "c", "d"]
+    calls = []
+
+    def fake_child(section, args, deadline_epoch, names):
+        calls.append(names)
+        if len(calls) == 1:
+            return ({"copy_GBps": 1000.0, "todo": todo, "real_programs": [row("a")],
+                     "in_progress": "b"}, "failed: process exited with status -11", 1.0)
+        return ({"copy_GBps": 999.0, "todo": ["c", "d"], "real_programs": [row("c"), row("d")],
+                 "in_progress": None}, "ok", 1.0)
+
+    monkeypatch.setattr(run_all, "run_child", fake_child)
+    args = argparse.Namespace(quick=True, dtypes="float32", budget=120.0, out=str(tmp_path))
+    results = {"device": "none", "torch": "-", "parir": "-", "date": "-", "command": "-",
+               "sections": {}}
+    run_all.run_sections(["real"], set(), args, results, time.monotonic())
+    assert calls == [set(), {"c", "d"}]
+    assert [r["program"] for r in results["real_programs"]] == ["a", "b", "c", "d"]
+    died = results["real_programs"][1]["impls"]["parir"]["status"]
+    assert died.startswith("failed: its process died while running it") and "-11" in died
+    assert results["copy_GBps"] == 1000.0
+    assert results["sections"]["real"]["status"] == "ok"
+    assert results["sections"]["real"]["restarts"] == ["failed: process exited with status -11"]
+    text = (tmp_path / "results.md").read_text()
+    assert "b float32 parir: failed: its process died" in text
+    assert "went on in a new process 1 time(s)" in text
