@@ -1,22 +1,26 @@
 """The whole benchmark suite in one command, on one GPU:
 
     python3 benchmarks/run_all.py [--quick] [--only SECTION[,SECTION|NAME...]] [--budget SECONDS]
-                                  [--out DIR]
+                                  [--dtypes float32,float64] [--out DIR]
 
 Sections, in the order they run: roofline (roofline.py), overheads (per-call host overhead),
 compile (compile latency), model (a model step under torch.compile), real (the npbench-derived
 programs, realprograms.py). --only takes section names and/or benchmark names within them
 (a roofline kernel such as "axpy", a real program such as "gemver"). --quick uses small sizes
-(a smoke run of a minute or two).
+and only float32 for the real programs (a smoke run of a few minutes, most of it
+torch.compile compiling).
 
 Each section runs in its own process, so that a failure of any kind in one (an exception, a
 crash, a CUDA error that poisons the context, a hang) is recorded in the results and the next
-section still runs; inside a section, each benchmark runs in its own try/except. The global
-time budget (default 420 s; the whole run stays under 8 minutes on an H100) gives each section
-a deadline after which it starts nothing new, and a section still running well past its
-deadline is killed. Results are written after each section, so a run cut short keeps what it
-measured: results.md (targets PASS/MISS with the measured numbers, then the tables),
-results.json and PNG plots when matplotlib is importable.
+section still runs; inside a section, each benchmark runs in its own try/except, and where a
+roofline kernel or real program kills its process or breaks the CUDA context, the section goes
+on in a new process with the benchmarks after it. The global time budget (default 420 s, so
+that the whole run, with the grace given to a benchmark in progress, stays under 8 minutes)
+gives each section a deadline after which it starts nothing new; what it did not start is
+listed as skipped, and a section still running well past its deadline is killed. Results are
+written after each section, so a run cut short keeps what it measured: results.md (targets
+PASS/MISS with the measured numbers, then the tables), results.json and PNG plots when
+matplotlib is importable.
 
 Without a CUDA GPU the script generates the code of every real program's kernels (as CI does),
 says why it cannot go further, and exits with status 2.
@@ -282,19 +286,23 @@ def _died_rows(section, name, status, args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     ap.add_argument("--only", default="",
                     help=f"comma-separated sections ({', '.join(SECTIONS)}) or benchmark names")
     ap.add_argument("--budget", type=float, default=420.0, help="global time budget, seconds")
-    ap.add_argument("--out", default=os.path.join(HERE, "results"))
-    ap.add_argument("--dtypes", default="float32,float64", help="real-program dtypes")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"), help="results directory")
+    ap.add_argument("--dtypes", default=None,
+                    help="real-program dtypes (default float32,float64; with --quick float32)")
     # Internal: run one section in this process (the parent starts one child per section).
     ap.add_argument("--section", help=argparse.SUPPRESS)
     ap.add_argument("--deadline-epoch", type=float, help=argparse.SUPPRESS)
     ap.add_argument("--names", default="", help=argparse.SUPPRESS)
     ap.add_argument("--result-file", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.dtypes is None:
+        args.dtypes = "float32" if args.quick else "float32,float64"
     if args.section:
         return child_main(args)
 
