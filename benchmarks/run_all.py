@@ -240,7 +240,10 @@ def run_sections(sections, names, args, results, start):
             sec["status"], sec["wall_s"] = status, sec["wall_s"] + wall
             log(f"   {section}: {status} in {wall:.0f} s")
             remaining = _merge(section, part, status, rows, results, args)
-            if status == "ok" or not remaining or time.time() > deadline_epoch - 10:
+            if status == "ok" or not remaining:
+                break
+            if time.time() > deadline_epoch - 10:  # no time to go on: listed as skipped
+                rows += _unrun_rows(section, remaining, "skipped: time budget", args)
                 break
             sec["restarts"].append(status)
             todo = set(remaining)
@@ -267,22 +270,24 @@ def _merge(section, part, status, rows, results, args):
     rows += part.get(key, [])
     died_in = part.get("in_progress")
     if died_in:
-        rows += _died_rows(section, died_in, status, args)
+        rows += _unrun_rows(section, [died_in],
+                            f"failed: its process died while running it ({status})", args)
     results[key] = rows
     done = {r[name_key] for r in rows}
     return [n for n in part.get("todo", []) if n not in done]
 
 
-def _died_rows(section, name, status, args):
-    why = f"failed: its process died while running it ({status})"
+def _unrun_rows(section, names, why, args):
+    """Rows for benchmarks of a resumable section that gave no results, with the reason."""
     if section == "roofline":
         return [{"kernel": name, "kind": "", "dtype": "float32", "status": why,
-                 "targets": [("runs and is correct", False)]}]
+                 "targets": [("runs and is correct", False)] if why.startswith("failed") else []}
+                for name in names]
     from realprograms import IMPLS
 
     return [{"program": name, "dtype": dt, "size": {}, "size_note": "", "origin": "",
              "impls": {impl: {"status": why} for impl in IMPLS}}
-            for dt in args.dtypes.split(",")]
+            for name in names for dt in args.dtypes.split(",")]
 
 
 def main():

@@ -243,3 +243,25 @@ def test_run_all_resumes_a_section_whose_process_died(tmp_path, monkeypatch):
     text = (tmp_path / "results.md").read_text()
     assert "b float32 parir: failed: its process died" in text
     assert "went on in a new process 1 time(s)" in text
+
+
+def test_run_all_lists_benchmarks_left_without_time_as_skipped(tmp_path, monkeypatch):
+    import argparse
+    import time
+
+    import run_all
+
+    def fake_child(section, args, deadline_epoch, names):
+        return ({"copy_GBps": 1000.0, "todo": ["axpy", "row sum", "softmax"], "roofline": [],
+                 "in_progress": "axpy"}, "failed: killed, still running 45 s after its deadline",
+                1.0)
+
+    monkeypatch.setattr(run_all, "run_child", fake_child)
+    args = argparse.Namespace(quick=True, dtypes="float32", budget=1.0, out=str(tmp_path))
+    results = {"device": "none", "torch": "-", "parir": "-", "date": "-", "command": "-",
+               "sections": {}}
+    run_all.run_sections(["roofline"], set(), args, results, time.monotonic())
+    statuses = [(r["kernel"], r["status"].split(" (")[0]) for r in results["roofline"]]
+    assert statuses == [("axpy", "failed: its process died while running it"),
+                        ("row sum", "skipped: time budget"), ("softmax", "skipped: time budget")]
+    assert results["sections"]["roofline"]["restarts"] == []
