@@ -30,6 +30,7 @@ import argparse
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -141,7 +142,8 @@ def child_main(args):
             except Exception as e:  # broken by the benchmark that just ended
                 current = None
                 lost = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
-                log(f"  CUDA context lost ({lost}); the section goes on in a new process")
+                print(f"CUDA context lost after the previous benchmark ({lost}); the section "
+                      f"goes on in a new process", file=sys.stderr, flush=True)
                 _write_json(args.result_file, dict(partial, in_progress=None))
                 os._exit(CONTEXT_LOST)
         _write_json(args.result_file, dict(partial, in_progress=current))
@@ -170,7 +172,10 @@ def run_child(section, args, deadline_epoch, names):
     t0 = time.monotonic()
     # stdout goes straight to the console (live progress); stderr is echoed and its tail kept
     # for the table, so that a crash is explained where the results are.
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, errors="replace")
+    # A session of its own, so that a kill reaches the processes it started too (the compile
+    # latency's and numba's).
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, errors="replace",
+                            start_new_session=True)
     tail = []
 
     def echo_stderr():
@@ -185,7 +190,7 @@ def run_child(section, args, deadline_epoch, names):
         rc = proc.wait(timeout=max(1.0, deadline_epoch - time.time()) + GRACE_S)
         status = "ok" if rc == 0 else f"failed: process exited with status {rc}"
     except subprocess.TimeoutExpired:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         status = f"failed: killed, still running {GRACE_S} s after its deadline"
     reader.join(timeout=5)
@@ -194,7 +199,9 @@ def run_child(section, args, deadline_epoch, names):
     if os.path.getsize(result_file) > 0:
         with open(result_file) as f:
             result = json.load(f)
-    os.unlink(result_file)
+    for path in (result_file, result_file + ".tmp"):
+        if os.path.exists(path):
+            os.unlink(path)
     if status != "ok":
         why = next((line for line in reversed(tail) if line.strip()), "")
         status += f" ({why[:300]})" if why else ""

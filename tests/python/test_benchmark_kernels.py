@@ -265,3 +265,40 @@ def test_run_all_lists_benchmarks_left_without_time_as_skipped(tmp_path, monkeyp
     assert statuses == [("axpy", "failed: its process died while running it"),
                         ("row sum", "skipped: time budget"), ("softmax", "skipped: time budget")]
     assert results["sections"]["roofline"]["restarts"] == []
+
+
+def test_run_all_kills_a_hanging_section_with_the_processes_it_started(tmp_path, monkeypatch):
+    import argparse
+    import time
+
+    import run_all
+
+    marker = tmp_path / "grandchild_pid"
+    hang = tmp_path / "hang.py"
+    hang.write_text(
+        "import subprocess, sys, time\n"
+        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(60)\n")
+    monkeypatch.setattr(run_all, "__file__", str(hang))
+    monkeypatch.setattr(run_all, "GRACE_S", 1)
+    args = argparse.Namespace(quick=True, dtypes="float32")
+    t0 = time.monotonic()
+    result, status, _ = run_all.run_child("roofline", args, time.time() + 1, set())
+    assert time.monotonic() - t0 < 30
+    assert result is None and status.startswith("failed: killed")
+    pid = int(marker.read_text())
+
+    def running(pid):  # a killed process no one has reaped yet is a zombie: not running
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    for _ in range(50):  # the grandchild was killed with its process group
+        if not running(pid):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the section's own child process survived")
