@@ -348,7 +348,8 @@ def main():
     log(f"\n{results['device']}, {results['elapsed_s']:.0f} s:")
     for desc, measured, ok in targets(results):
         log(f"  {'PASS' if ok else 'MISS'}  {desc}: {measured}")
-    log(f"Wrote {args.out}/results.md, results.json and plots.")
+    plots = ", ".join(results.get("plots", [])) or results.get("plot_note") or "no plots"
+    log(f"Wrote {args.out}: results.md, results.json; {plots}")
     return 0
 
 
