@@ -78,10 +78,11 @@ def test_rms_norm_matches_torch():
     assert relative_error(out, ref) < 1e-6
 
 
+@pytest.mark.parametrize("size_key", ["L", "quick"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.name)
-def test_real_program_compiles_at_benchmark_size(prog, dtype):
-    state = prog.make_inputs(prog.sizes["L"], dtype, Inputs(dtype, "meta"))
+def test_real_program_compiles_at_benchmark_size(prog, dtype, size_key):
+    state = prog.make_inputs(prog.sizes[size_key], dtype, Inputs(dtype, "meta"))
     for fn, args, opts in prog.parir_calls(state):
         compile_to_cubin(fn, args, opts)
 
