@@ -97,7 +97,7 @@ def run_section(section, quick, deadline, names, dtypes, save):
         from timing import copy_bandwidth_gbps
 
         # The floors of both need the copy bandwidth (the parent keeps roofline's when both run).
-        copy = copy_bandwidth_gbps(2 ** 24 if quick else 2 ** 30)
+        copy = copy_bandwidth_gbps(2 ** 28 if quick else 2 ** 30)
         log(f"  device-to-device copy: {copy:.0f} GB/s")
     if section == "roofline":
         import roofline
