@@ -1,4 +1,4 @@
-"""Kernels shared by the benchmarks, written as a user would."""
+"""Kernels of the roofline and overhead benchmarks, written as a user would."""
 
 import parir_torch as parir
 
@@ -73,3 +73,53 @@ def row_max(x, y, N, M):
     parir.label('N')
     parir.label('M')
     y[:] = parir.max(x[:, :], axis=1)
+
+
+@parir.jit
+def axpy(a, x, y, N):
+    parir.label('i')
+    for i in range(N):
+        y[i] += a * x[i]
+
+
+@parir.jit
+def col_sums_slice(x, y, N, M):
+    # The column sums as one would first write them: a slice reduction over the rows.
+    parir.label('M')
+    parir.label('N')
+    y[:] = parir.sum(x[:, :], axis=0)
+
+
+# Tiny kernels with 1, 4 and 16 tensor arguments, for the per-call host overhead.
+
+@parir.jit
+def args1(a, N):
+    parir.label('i')
+    for i in range(N):
+        a[i] += 1.0
+
+
+@parir.jit
+def args4(a, b, c, out, N):
+    parir.label('i')
+    for i in range(N):
+        out[i] = a[i] + b[i] + c[i]
+
+
+@parir.jit
+def args16(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, out, N):
+    parir.label('i')
+    for i in range(N):
+        out[i] = (a0[i] + a1[i] + a2[i] + a3[i] + a4[i] + a5[i] + a6[i] + a7[i] + a8[i] + a9[i] +
+                  a10[i] + a11[i] + a12[i] + a13[i] + a14[i])
+
+
+@parir.jit
+def rms_norm(x, w, out, N, D, eps):
+    parir.label('N')
+    for i in range(N):
+        parir.label('D')
+        ss = parir.sum(x[i, :] * x[i, :])
+        r = 1.0 / parir.sqrt(ss / D + eps)
+        parir.label('D')
+        out[i, :] = x[i, :] * r * w[:]

@@ -1,34 +1,305 @@
-"""The benchmarks' kernels go through the compiler and NVRTC on every CI run, so that the
-benchmarks cannot rot."""
+"""The benchmarks' kernels on every CI run, without a GPU, so that the benchmarks cannot rot:
+code generation and NVRTC compilation of every kernel at the sizes the benchmarks run (meta
+tensors give shapes without memory), and each real program's parir kernels run as plain Python
+(seq=True) on tiny inputs against the float64 reference."""
 
+import math
 import os
+import subprocess
 import sys
 
+import pytest
 import torch
 
 import parir_torch as parir
 from parir_torch import _C
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks")
+sys.path.insert(0, BENCH)
 import kernels  # noqa: E402
+from npbench import PROGRAMS  # noqa: E402
+from npbench.program import Inputs, clone_state, upcast  # noqa: E402
+from timing import relative_error  # noqa: E402
+
+DTYPES = [torch.float32, torch.float64]
 
 
-def test_benchmark_kernels_compile():
+def compile_to_cubin(fn, args, opts):
+    src = parir.print_compiled(fn, args, opts)
+    binary, is_cubin, _ = _C.nvrtc_compile(src, "sm_90")
+    assert is_cubin and len(binary) > 100, fn.__name__
+
+
+def test_roofline_and_overhead_kernels_compile():
     n, m = 64, 48
     x, y, yc, flat, one = (torch.ones(n, m), torch.ones(n), torch.ones(m), torch.ones(n * m),
                            torch.ones(1))
+    v = [torch.ones(n) for _ in range(16)]
     programs = [
         (kernels.sum_rows, [x, y, n, m], {"N": parir.threads(n)}),
         (kernels.add, [y, y, y, n], {"i": parir.threads(n)}),
+        (kernels.axpy, [1.5, y, y, n], {"i": parir.threads(n)}),
         (kernels.sum_rows_reduce, [x, y, n, m],
          {"N": parir.threads(n), "M": parir.threads(32).reduce()}),
         (kernels.col_sums, [x, torch.ones(4, m), yc, n, m, 4],
          {"R": parir.threads(4), "M": parir.threads(m)}),
+        (kernels.col_sums_slice, [x, yc, n, m], {"M": parir.threads(m), "N": parir.threads(32)}),
         (kernels.total_sum, [flat, one, n * m], {"i": parir.threads(2048).reduce()}),
         (kernels.row_max, [x, y, n, m], {"N": parir.threads(n), "M": parir.threads(32)}),
         (kernels.softmax_rows, [x, x.clone(), n, m], {"N": parir.threads(n), "M": parir.threads(32)}),
+        (kernels.args1, [v[0], n], {"i": parir.threads(n)}),
+        (kernels.args4, [*v[:4], n], {"i": parir.threads(n)}),
+        (kernels.args16, [*v[:16], n], {"i": parir.threads(n)}),
+        (kernels.rms_norm, [x, yc, x.clone(), n, m, 1e-6],
+         {"N": parir.threads(n), "D": parir.threads(m)}),
     ]
     for fn, args, spec in programs:
-        src = parir.print_compiled(fn, args, parir.par(spec))
-        binary, is_cubin, _ = _C.nvrtc_compile(src, "sm_90")
-        assert is_cubin and len(binary) > 100, fn.__name__
+        compile_to_cubin(fn, args, parir.par(spec))
+
+
+@pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
+def test_roofline_kernels_compile_at_benchmark_size(quick):
+    """The roofline suite's parir calls exactly as it makes them (sizes and options), on meta
+    tensors."""
+    import roofline
+
+    tensors = roofline.Tensors("meta")
+    for name, _, make in roofline.cases(quick):
+        case = make(tensors)
+        compile_to_cubin(*case["call"])
+        assert case["bytes"] > 0, name
+
+
+def test_rms_norm_matches_torch():
+    n, d = 5, 7
+    x, w, out = torch.rand(n, d) + 0.5, torch.rand(d) + 0.5, torch.full((n, d), math.nan)
+    kernels.rms_norm(x, w, out, n, d, 1e-6, seq=True)
+    ref = x.double() * torch.rsqrt(x.double().pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()
+    assert relative_error(out, ref) < 1e-6
+
+
+@pytest.mark.parametrize("size_key", ["L", "quick"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.name)
+def test_real_program_compiles_at_benchmark_size(prog, dtype, size_key):
+    state = prog.make_inputs(prog.sizes[size_key], dtype, Inputs(dtype, "meta"))
+    for fn, args, opts in prog.parir_calls(state):
+        compile_to_cubin(fn, args, opts)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.name)
+def test_real_program_matches_reference(prog, dtype):
+    """The parir kernels as plain Python on tiny inputs (outputs poisoned with NaN) against the
+    torch version run in float64; the torch version in the benchmark dtype too."""
+    state = prog.make_inputs(prog.sizes["ci"], dtype, Inputs(dtype, "cpu", seed=7))
+    reference = upcast(state)
+    prog.torch_run(reference, prog.torch_step)
+    eager = clone_state(state)
+    prog.torch_run(eager, prog.torch_step)
+    for name in prog.write_only:
+        state[name].fill_(math.nan)
+    for fn, args, _ in prog.parir_calls(state):
+        fn(*args, seq=True)
+    tol = prog.tolerance[dtype]
+    for name in prog.outputs:
+        assert relative_error(state[name], reference[name]) <= tol, f"parir {name}"
+        assert relative_error(eager[name], reference[name]) <= tol, f"torch {name}"
+
+
+def test_reference_check_catches_a_wrong_kernel():
+    """The check above can fail: a program whose kernel skips an element is caught."""
+    prog = next(p for p in PROGRAMS if p.name == "gesummv")
+    state = prog.make_inputs(prog.sizes["ci"], torch.float64, Inputs(torch.float64, "cpu", 7))
+    reference = upcast(state)
+    prog.torch_run(reference, prog.torch_step)
+    state["y"].fill_(math.nan)
+    for fn, args, _ in prog.parir_calls(state):
+        fn(*args, seq=True)
+    state["y"][3] = math.nan
+    assert relative_error(state["y"], reference["y"]) == math.inf
+    state["y"][3] = 0.0
+    assert relative_error(state["y"], reference["y"]) > prog.tolerance[torch.float64]
+
+
+def test_report_marks_targets():
+    import report
+
+    results = {
+        "device": "test", "torch": torch.__version__, "parir": parir.__version__, "date": "-",
+        "command": "-", "elapsed_s": 1.0, "copy_GBps": 3000.0,
+        "roofline": [{"kernel": "axpy", "kind": "memory", "shape": "8", "bytes": 96,
+                      "parir_ms": 1.0, "torch_ms": 1.0, "parir_GBps": 2900.0,
+                      "torch_GBps": 2900.0, "fraction_of_copy": 2900 / 3000, "status": "ok",
+                      "targets": [(">= 85% of copy bandwidth", True)]}],
+        "real_programs": [
+            {"program": "p", "dtype": "float32", "size": {"N": 1}, "size_note": "",
+             "cost": {"bytes": 3e9, "flops": 0, "steps": 1},
+             "impls": {"parir": {"status": "ok", "median_ms": 2.0, "rel_err": 0.0},
+                       "torch eager": {"status": "ok", "median_ms": 4.0},
+                       "torch.compile": {"status": "wrong: rel. error 1e-1"}}}],
+        "overheads": {"compile latency": {"cold_ms": 200.0, "warm_ms": 1.0, "hot_ms": 0.1}},
+    }
+    results["speedups"] = report.speedups(results["real_programs"])
+    marks = {d: ok for d, _, ok in report.targets(results)}
+    assert marks["roofline axpy: >= 85% of copy bandwidth"] is True
+    assert marks["real programs float32: geomean speed-up vs torch eager >= 1.5x"] is True
+    assert marks["real programs float32: geomean speed-up vs torch.compile >= 1.0x"] is False
+    assert marks["cold compile <= 150 ms"] is False and marks["warm compile <= 5 ms"] is True
+    text = report.markdown(results)
+    assert "| p | N=1 | 2.000 | 4.000 | wrong | 2.00x | - | 1.000 (memory) | 2.0x |" in text
+    assert "p float32 torch.compile: wrong: rel. error 1e-1" in text
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message given without a GPU")
+def test_run_all_without_gpu_stops_early_and_clearly():
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, "run_all.py"), "--quick"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "Generated the CUDA code of" in proc.stdout and "No CUDA GPU" in proc.stdout
+
+
+def test_run_all_selects_sections_and_names():
+    import run_all
+
+    assert run_all.parse_only("") == (list(run_all.SECTIONS), set())
+    assert run_all.parse_only("real, roofline") == (["roofline", "real"], set())
+    assert run_all.parse_only("real_programs,gemver") == (["real"], {"gemver"})
+    assert run_all.parse_only("axpy") == (["roofline", "real"], {"axpy"})
+
+
+def test_run_all_records_a_failed_section_and_goes_on():
+    """A section whose process fails gives a status naming the error, not an exception."""
+    import argparse
+    import time
+
+    import run_all
+
+    args = argparse.Namespace(quick=True, dtypes="float32")
+    result, status, _ = run_all.run_child("no_such_section", args, time.time() + 60, set())
+    assert result is None
+    assert status.startswith("failed: process exited with status 1")
+    assert "unknown section 'no_such_section'" in status
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="relies on the sections failing without a GPU")
+def test_run_all_goes_on_after_failed_sections_and_writes_the_report(tmp_path):
+    """Without a GPU each section fails: roofline's process exits with an error, compile's
+    records the error of its part; each failure is recorded, the next section still runs, and
+    results.md shows the failures as missed targets."""
+    import argparse
+    import time
+
+    import run_all
+
+    args = argparse.Namespace(quick=True, dtypes="float32", budget=120.0, out=str(tmp_path))
+    results = {"device": "none", "torch": torch.__version__, "parir": parir.__version__,
+               "date": "-", "command": "-", "sections": {}}
+    run_all.run_sections(["roofline", "compile"], set(), args, results, time.monotonic())
+    assert list(results["sections"]) == ["roofline", "compile"]
+    assert results["sections"]["roofline"]["status"].startswith("failed: process exited")
+    assert results["sections"]["compile"]["status"] == "ok"
+    assert results["overheads"]["compile latency"]["status"].startswith("failed: RuntimeError")
+    text = (tmp_path / "results.md").read_text()
+    assert "| section roofline runs to the end | failed: process exited" in text
+    assert "| cold compile <= 150 ms, warm <= 5 ms | failed: RuntimeError" in text
+
+
+def test_run_all_resumes_a_section_whose_process_died(tmp_path, monkeypatch):
+    """A real-program section whose process dies in its second program goes on in a new
+    process with the programs after it; the one it died in is recorded as failed."""
+    import argparse
+    import time
+
+    import run_all
+
+    def row(name):
+        return {"program": name, "dtype": "float32", "size": {"N": 1}, "size_note": "",
+                "impls": {i: {"status": "ok", "median_ms": 1.0, "rel_err": 0.0}
+                          for i in ("parir", "torch eager", "torch.compile")}}
+
+    todo = ["a", "b", "c", "d"]
+    calls = []
+
+    def fake_child(section, args, deadline_epoch, names):
+        calls.append(names)
+        if len(calls) == 1:
+            return ({"copy_GBps": 1000.0, "todo": todo, "real_programs": [row("a")],
+                     "in_progress": "b"}, "failed: process exited with status -11", 1.0)
+        return ({"copy_GBps": 999.0, "todo": ["c", "d"], "real_programs": [row("c"), row("d")],
+                 "in_progress": None}, "ok", 1.0)
+
+    monkeypatch.setattr(run_all, "run_child", fake_child)
+    args = argparse.Namespace(quick=True, dtypes="float32", budget=120.0, out=str(tmp_path))
+    results = {"device": "none", "torch": "-", "parir": "-", "date": "-", "command": "-",
+               "sections": {}}
+    run_all.run_sections(["real"], set(), args, results, time.monotonic())
+    assert calls == [set(), {"c", "d"}]
+    assert [r["program"] for r in results["real_programs"]] == ["a", "b", "c", "d"]
+    died = results["real_programs"][1]["impls"]["parir"]["status"]
+    assert died.startswith("failed: its process died while running it") and "-11" in died
+    assert results["copy_GBps"] == 1000.0
+    assert results["sections"]["real"]["status"] == "ok"
+    assert results["sections"]["real"]["restarts"] == ["failed: process exited with status -11"]
+    text = (tmp_path / "results.md").read_text()
+    assert "b float32 parir: failed: its process died" in text
+    assert "went on in a new process 1 time(s)" in text
+
+
+def test_run_all_lists_benchmarks_left_without_time_as_skipped(tmp_path, monkeypatch):
+    import argparse
+    import time
+
+    import run_all
+
+    def fake_child(section, args, deadline_epoch, names):
+        return ({"copy_GBps": 1000.0, "todo": ["axpy", "row sum", "softmax"], "roofline": [],
+                 "in_progress": "axpy"}, "failed: killed, still running 45 s after its deadline",
+                1.0)
+
+    monkeypatch.setattr(run_all, "run_child", fake_child)
+    args = argparse.Namespace(quick=True, dtypes="float32", budget=1.0, out=str(tmp_path))
+    results = {"device": "none", "torch": "-", "parir": "-", "date": "-", "command": "-",
+               "sections": {}}
+    run_all.run_sections(["roofline"], set(), args, results, time.monotonic())
+    statuses = [(r["kernel"], r["status"].split(" (")[0]) for r in results["roofline"]]
+    assert statuses == [("axpy", "failed: its process died while running it"),
+                        ("row sum", "skipped: time budget"), ("softmax", "skipped: time budget")]
+    assert results["sections"]["roofline"]["restarts"] == []
+
+
+def test_run_all_kills_a_hanging_section_with_the_processes_it_started(tmp_path, monkeypatch):
+    import argparse
+    import time
+
+    import run_all
+
+    marker = tmp_path / "grandchild_pid"
+    hang = tmp_path / "hang.py"
+    hang.write_text(
+        "import subprocess, sys, time\n"
+        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(60)\n")
+    monkeypatch.setattr(run_all, "__file__", str(hang))
+    monkeypatch.setattr(run_all, "GRACE_S", 1)
+    args = argparse.Namespace(quick=True, dtypes="float32")
+    t0 = time.monotonic()
+    result, status, _ = run_all.run_child("roofline", args, time.time() + 1, set())
+    assert time.monotonic() - t0 < 30
+    assert result is None and status.startswith("failed: killed")
+    pid = int(marker.read_text())
+
+    def running(pid):  # a killed process no one has reaped yet is a zombie: not running
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    for _ in range(50):  # the grandchild was killed with its process group
+        if not running(pid):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the section's own child process survived")

@@ -1,0 +1,61 @@
+"""syr2k (npbench polybench/syr2k): symmetric rank-2k update of the lower triangle of C.
+
+    for i in range(A.shape[0]):
+        C[i, :i + 1] *= beta
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += (A[:i + 1, k] * alpha * B[i, k] + B[:i + 1, k] * alpha * A[i, k])
+
+The torch version keeps the row loop and does the k loop as matrix-vector products.
+"""
+
+import parir_torch as parir
+
+from .program import Program
+
+
+@parir.jit
+def syr2k(alpha, beta, C, A, B, N, M):
+    parir.label('i')
+    for i in range(N):
+        parir.label('j')
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(M):
+                s += A[j, k] * B[i, k] + B[j, k] * A[i, k]
+            C[i, j] = beta * C[i, j] + alpha * s
+
+
+def make_inputs(size, dtype, rng):
+    N, M = size["N"], size["M"]
+    return dict(alpha=1.5, beta=1.2, C=rng.uniform(N, N), A=rng.uniform(N, M),
+                B=rng.uniform(N, M), N=N, M=M)
+
+
+def parir_calls(st):
+    N = st["N"]
+    opts = parir.par({'i': parir.threads(N), 'j': parir.threads(min(N, 256))})
+    return [(syr2k, (st["alpha"], st["beta"], st["C"], st["A"], st["B"], N, st["M"]), opts)]
+
+
+def torch_step(alpha, beta, C, A, B, i: int):
+    C[i, :i + 1] *= beta
+    C[i, :i + 1] += alpha * (A[:i + 1, :] @ B[i, :]) + alpha * (B[:i + 1, :] @ A[i, :])
+
+
+def torch_run(st, step):
+    for i in range(st["N"]):
+        step(st["alpha"], st["beta"], st["C"], st["A"], st["B"], i)
+
+
+def cost(size, s):
+    N, M = size["N"], size["M"]
+    tri = N * (N + 1) // 2
+    return {"bytes": 2 * N * M * s + 2 * tri * s, "flops": tri * (4 * M + 3), "steps": 1}
+
+
+PROGRAM = Program(
+    name="syr2k", origin="polybench/syr2k",
+    size_note="npbench preset L: M=350, N=400 (recalled, not checked)",
+    sizes={"L": dict(M=350, N=400), "quick": dict(M=35, N=50), "ci": dict(M=5, N=7)},
+    make_inputs=make_inputs, parir_calls=parir_calls, torch_step=torch_step,
+    torch_run=torch_run, outputs=("C",), mutated=("C",), cost=cost, dynamic=True)
