@@ -96,9 +96,9 @@ def launch_traced(fn, args, opts, debug):
     compiled = fn._cache.get(key)
     if compiled is None:
         compiled = fn._compile(args, opts, debug, key)
-        _load_before_use(compiled.program.source, args)
+        _load_before_use(compiled.program.one_line_source, args)
     outs, ins = arguments.tensors_by_role(compiled.program, fn.ir.params, args)
-    torch.ops.parir.launch(compiled.program.source, outs, ins)
+    torch.ops.parir.launch(compiled.program.one_line_source, outs, ins)
 
 
 def _concrete(a):

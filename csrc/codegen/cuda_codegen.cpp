@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -278,13 +279,31 @@ class KernelPrinter {
   // Loop variables have the program's default int type (int64 unless force_int_size).
   const char* loop_var_type() const { return cuda_name(prog_.int_type); }
 
+  // Whether a loop variable of the program's int type can run from `lo` to past `hi` in steps
+  // of `stride` iterations without overflowing, so that it can be the loop's counter. A narrower
+  // forced int type (int8 with 128 threads) would wrap around and loop forever; such loops count
+  // in int64 and convert the variable, which then wraps as its type says.
+  bool counter_fits(const ExprPtr& lo, const ExprPtr& hi, int64_t step,
+                    const std::string& stride) const {
+    if (size_in_bytes(prog_.int_type) == 8) return true;
+    auto l = lo->as<IntImm>();
+    auto h = hi->as<IntImm>();
+    char* end = nullptr;
+    long long n = std::strtoll(stride.c_str(), &end, 10);
+    if (!l || !h || end == stride.c_str() || (*end && std::string(end) != "L")) return false;
+    const double reach = std::abs(static_cast<double>(n) * static_cast<double>(step));
+    const double limit = std::ldexp(1.0, 8 * size_in_bytes(prog_.int_type) - 1) - 1;
+    return std::abs(static_cast<double>(l->value)) + reach <= limit &&
+           std::abs(static_cast<double>(h->value)) + reach <= limit;
+  }
+
   // The loop header for `var` over range(lo, hi, step), starting at iteration `first` and
   // advancing `stride` iterations at a time.
   void loop_header(const std::string& v, const ExprPtr& lo, const ExprPtr& hi,
                    const ExprPtr& step, const std::string& first, const std::string& stride) {
     auto s = step->as<IntImm>();
     std::string name = cuda_identifier(v);
-    if (s) {
+    if (s && counter_fits(lo, hi, s->value, stride)) {
       bool lo_zero = lo->as<IntImm>() && lo->as<IntImm>()->value == 0;
       std::string scaled = s->value == 1 ? first : fmt::format("{} * {}", first, s->value);
       std::string start = first == "0" ? expr(lo)

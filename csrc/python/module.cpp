@@ -249,6 +249,8 @@ PYBIND11_MODULE(_C, m) {
            "A program from CUDA source with a launch plan; the options add to the plan's own "
            "include, flag and link lines.")
       .def_property_readonly("source", &runtime::Program::source)
+      .def_property_readonly("one_line_source", &runtime::Program::one_line_source,
+                             "The source in the one-line form torch.compile graphs carry.")
       .def_property_readonly("function", [](const runtime::Program& p) { return p.plan().function; })
       .def_property_readonly("signature",
                              [](const runtime::Program& p) { return p.plan().signature; })

@@ -5,7 +5,8 @@
 // `program` is the whole CUDA source with its launch plan (print_compiled's output), so a call
 // is self-contained: TorchScript, torch.export and torch.compile artifacts replay it in
 // processes where the Python front end never ran, and the op rebuilds the kernels from the text
-// (through the disk cache). `outs` are the tensors the kernels write, mutated in place.
+// (through the disk cache). `outs` are the tensors the kernels write, mutated in place. Graphs
+// carry the text in one-line form (program.h, to_one_line), which the op accepts too.
 //
 // Kernels: CUDA (launch on the current stream) and Autograd. The operator has no derivative:
 // the autograd kernel refuses calls that autograd would have to track, and bumps the version
@@ -98,7 +99,7 @@ void launch_eager(const Program& program, const std::vector<at::Tensor>& outs,
                   const std::vector<at::Tensor>& ins) {
   if (c10::impl::TorchDispatchModeTLS::any_modes_set() || needs_dispatcher(outs) ||
       needs_dispatcher(ins))
-    return launch_handle().call(program.source(), outs, ins);
+    return launch_handle().call(program.one_line_source(), outs, ins);
   check_no_autograd(program.plan(), outs, ins);
   launch_on_tensors(program, outs, ins);
   bump_versions(outs);

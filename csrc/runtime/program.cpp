@@ -115,8 +115,37 @@ std::string link(const Driver& drv, const NvrtcOutput& bin, const std::vector<st
 
 }  // namespace
 
+std::string to_one_line(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  for (char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\\') out += "\\\\";
+    else out += c;
+  }
+  return out;
+}
+
+std::string from_one_line(const std::string& text) {
+  if (text.find('\n') != std::string::npos) return text;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && (text[i + 1] == 'n' || text[i + 1] == '\\')) {
+      out += text[i + 1] == 'n' ? '\n' : '\\';
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 Program::Program(std::string cuda_source, NvrtcOptions options)
-    : source_(std::move(cuda_source)), options_(std::move(options)), plan_(parse_plan(source_)) {
+    : source_(from_one_line(cuda_source)),
+      one_line_source_(to_one_line(source_)),
+      options_(std::move(options)),
+      plan_(parse_plan(source_)) {
   // The plan's own options first: the text alone must build the same binary anywhere.
   NvrtcOptions merged;
   merged.include_dirs = plan_.includes;
@@ -250,6 +279,7 @@ bool is_capturing(const Driver& drv, CUstream stream) {
 
 void Program::prepare(int device, CUstream stream) const {
   const Driver& drv = Driver::get();
+  make_context_current(device);
   module_for(device, stream, stream && is_capturing(drv, stream));
 }
 
@@ -262,9 +292,11 @@ void Program::launch(int device, CUstream stream, const std::vector<void*>& para
     fail("parir: {}() expects {} tensors, got {}", plan_.function, plan_.params.size(),
          params.size());
   const Driver& drv = Driver::get();
+  // First: a thread that never used the device (autograd's backward threads) has no current
+  // context, and the driver calls below need one.
+  make_context_current(device);
   bool capturing = is_capturing(drv, stream);
   const Module& mod = module_for(device, stream, capturing);
-  make_context_current(device);
   if (capturing) {
     // The launches join a capture that PyTorch (or the user) started; that graph may outlive
     // this program, so its modules must stay loaded.

@@ -23,15 +23,23 @@ namespace parir::runtime {
 NvrtcOutput compile_cached(const std::string& source, const std::string& arch,
                            const NvrtcOptions& base = {});
 
+// A program's text on one line, its newlines written as \n and backslashes as \\, and back.
+// Text without a newline is taken to be in that form (a launch plan needs several lines).
+// torch.compile graphs carry programs so: Inductor copies a graph node's string arguments
+// unescaped into comments of the Python it generates, where a newline would end the comment.
+std::string to_one_line(const std::string& text);
+std::string from_one_line(const std::string& text);
+
 class Program {
  public:
-  // Parses the launch plan; compiles nothing yet.
+  // Parses the launch plan; compiles nothing yet. The source may be in one-line form.
   explicit Program(std::string cuda_source, NvrtcOptions options = {});
   ~Program();
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
 
   const std::string& source() const { return source_; }
+  const std::string& one_line_source() const { return one_line_source_; }
   const LaunchPlan& plan() const { return plan_; }
 
   // Runs the plan on device `device` and stream `stream`. params[i] is the device pointer of
@@ -60,6 +68,7 @@ class Program {
   void launch_plan(const Module& mod, CUstream stream, const std::vector<void*>& params) const;
 
   std::string source_;
+  std::string one_line_source_;
   NvrtcOptions options_;
   LaunchPlan plan_;
   mutable std::mutex mutex_;

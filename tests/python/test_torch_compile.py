@@ -61,8 +61,12 @@ def test_fake_tensor_call_records_the_operator_with_its_program():
         gm = make_fx(f)(x, y)
     (node,) = launch_nodes(gm)
     meta = torch.empty(1000, device="meta")
-    assert node.args[0] == parir.print_compiled(scaled_add, [2.0, meta, meta, meta, 1000],
-                                                threads(1000))
+    source = parir.print_compiled(scaled_add, [2.0, meta, meta, meta, 1000], threads(1000))
+    # The graph carries the program on one line (Inductor copies string arguments unescaped into
+    # comments of the Python it generates); the op reads it back to the same text.
+    assert "\n" not in node.args[0] and "\n" not in node.format_node()
+    assert parir._C.Program(node.args[0], [], [], []).source == source
+    assert parir._C.Program(source, [], [], []).one_line_source == node.args[0]
     empty = [n for n in gm.graph.nodes if n.target is torch.ops.aten.empty_like.default]
     assert [a.name for a in node.args[1]] == [empty[0].name]
     assert [a.name for a in node.args[2]] == ["x_1", "y_1"]
@@ -148,8 +152,8 @@ def test_dict_argument_crosses_the_graph_as_keys_and_tensors():
     (gm,) = graphs
     (node,) = launch_nodes(gm)
     meta = torch.empty(50, device="meta")
-    assert node.args[0] == parir.print_compiled(dict_scale, [{"a": 3.0, "x": meta}, meta, 50],
-                                                threads(50))
+    source = parir.print_compiled(dict_scale, [{"a": 3.0, "x": meta}, meta, 50], threads(50))
+    assert parir._C.Program(node.args[0], [], [], []).source == source
     assert len(node.args[1]) == 1 and len(node.args[2]) == 1  # out; p['x']
 
 
