@@ -228,7 +228,11 @@ def _launch_converted(program, access, args):
                              f"them to a GPU for the call, but PyTorch finds no CUDA GPU here")
         device = torch.device("cuda", torch.cuda.current_device())
     outs, ins, copies = [], [], []
-    for t, (_, _, written) in zip(tensors, access):
+    for t, (_, _, written), (name, _) in zip(tensors, access, program.params):
+        if not t.is_cuda and t.device.type != "cpu":
+            raise ParirError(f"{program.function}(): argument '{name}' is a tensor on the "
+                             f"{t.device.type} device; parir runs on CUDA tensors, and copies "
+                             f"CPU tensors to the GPU for the call")
         if not t.is_cuda:
             g = torch.empty(t.shape, dtype=t.dtype, device=device)
             g.copy_(t)

@@ -120,8 +120,8 @@ def test_repeated_call_uses_memory_cache(rng, monkeypatch):
 def test_errors_at_launch(rng):
     case = case_axpy(100, rng, "cuda")
     a, x, y, out, n = case["args"]
-    with pytest.raises(parir.ParirError, match="argument 'x'.*cpu"):
-        axpy(a, x.cpu(), y, out, n, opts=parir.par(case["spec"]))
+    with pytest.raises(parir.ParirError, match="argument 'x'.*meta"):
+        axpy(a, x.to("meta"), y, out, n, opts=parir.par(case["spec"]))
     with pytest.raises(parir.ParirError, match=r"takes 5 arguments \(a, x, y, out, N\) but 4"):
         axpy(a, x, y, out, opts=parir.par(case["spec"]))
     with pytest.raises(TypeError, match="unexpected keyword"):
