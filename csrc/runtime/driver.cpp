@@ -140,25 +140,37 @@ void Driver::check(CUresult r, const char* what) const {
   if (r != CUDA_SUCCESS) fail("{}: {}", what, describe(*this, r));
 }
 
-void make_context_current(int ordinal) {
+namespace {
+
+// The primary context of device `ordinal`: the one the CUDA runtime, and so PyTorch, uses, so
+// kernels loaded into it can touch PyTorch's memory and run on its streams. Retained once and
+// never released, as PyTorch does, so it outlives every module loaded into it.
+CUcontext primary_context(const Driver& d, int ordinal) {
   static std::mutex mutex;
   static std::map<int, CUcontext> contexts;
-  const Driver& d = Driver::get();
-  CUcontext ctx = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = contexts.find(ordinal);
-    if (it == contexts.end()) {
-      CUdevice dev;
-      d.check(d.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
-      // The primary context is the one the CUDA runtime, and so PyTorch, uses: kernels loaded
-      // into it can touch PyTorch's memory and run on its streams. Retained once and never
-      // released, as PyTorch does, so it outlives every module loaded into it.
-      d.check(d.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-      it = contexts.emplace(ordinal, ctx).first;
-    }
-    ctx = it->second;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = contexts.find(ordinal);
+  if (it == contexts.end()) {
+    CUdevice dev;
+    d.check(d.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+    CUcontext ctx = nullptr;
+    d.check(d.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    it = contexts.emplace(ordinal, ctx).first;
   }
+  return it->second;
+}
+
+}  // namespace
+
+void make_context_current(int ordinal) {
+  const Driver& d = Driver::get();
+  // Every launch comes here: each thread remembers the contexts it has seen, so that only its
+  // first use of a device takes the lock.
+  thread_local std::vector<CUcontext> seen;
+  if (ordinal < 0) fail("parir: invalid device ordinal {}", ordinal);
+  if (static_cast<size_t>(ordinal) >= seen.size()) seen.resize(ordinal + 1, nullptr);
+  if (!seen[ordinal]) seen[ordinal] = primary_context(d, ordinal);
+  CUcontext ctx = seen[ordinal];
   CUcontext current = nullptr;
   d.check(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
   if (current != ctx) d.check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
