@@ -10,14 +10,16 @@
 
 The k loop is sequential (runs on the host, two kernels a step); the j loop is parallel, one
 block per column. The torch version does the j loop as one vector-matrix product and one
-rank-1 update.
+rank-1 update. Its steps keep one shape for every k (the columns j > k are selected by a mask,
+not a slice), so that under torch.compile, where k is a one-element device tensor (`index`, `take`), one
+compiled graph serves every step.
 """
 
 import torch
 
 import parir_torch as parir
 
-from .program import Program
+from .program import Program, put_, take
 
 
 @parir.jit
@@ -55,20 +57,23 @@ def parir_calls(st):
     return [(gramschmidt, (st["A"], st["Q"], st["R"], M, N), opts)]
 
 
-def torch_step(A, Q, R, k: int):
-    nrm = A[:, k] @ A[:, k]
-    R[k, k] = torch.sqrt(nrm)
-    Q[:, k] = A[:, k] / R[k, k]
-    R[k, k + 1:] = Q[:, k] @ A[:, k + 1:]
-    A[:, k + 1:] -= Q[:, k, None] * R[None, k, k + 1:]
+def torch_step(A, Q, R, columns, k):
+    a = take(A, 1, k)
+    r = torch.sqrt(a @ a)
+    q = a / r
+    put_(Q, 1, k, q)
+    row = torch.where(columns > k, q @ A, 0.0)
+    put_(R, 0, k, torch.where(columns == k, r, row))
+    A -= q[:, None] * row[None, :]
 
 
-def torch_run(st, step):
+def torch_run(st, step, index=int):
     A = st["A"]
     st["Q"] = Q = torch.zeros_like(A)
     st["R"] = R = torch.zeros(A.shape[1], A.shape[1], dtype=A.dtype, device=A.device)
+    columns = torch.arange(A.shape[1], device=A.device)
     for k in range(A.shape[1]):
-        step(A, Q, R, k)
+        step(A, Q, R, columns, index(k))
 
 
 def cost(size, s):
@@ -82,4 +87,4 @@ PROGRAM = Program(
     sizes={"L": dict(M=600, N=500), "quick": dict(M=70, N=60), "ci": dict(M=7, N=5)},
     make_inputs=make_inputs, parir_calls=parir_calls, torch_step=torch_step,
     torch_run=torch_run, outputs=("Q", "R", "A"), write_only=("Q", "R"), mutated=("A",),
-    cost=cost, dynamic=True)
+    cost=cost, indexed_loop=True)

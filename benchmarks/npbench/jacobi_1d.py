@@ -5,6 +5,8 @@
         A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
 """
 
+import torch
+
 import parir_torch as parir
 
 from .program import Program
@@ -53,4 +55,8 @@ PROGRAM = Program(
     sizes={"L": dict(TSTEPS=8500, N=34000), "quick": dict(TSTEPS=100, N=3200),
            "ci": dict(TSTEPS=4, N=10)},
     make_inputs=make_inputs, parir_calls=parir_calls, torch_step=torch_step,
-    torch_run=torch_run, outputs=("A", "B"), mutated=("A", "B"), cost=cost)
+    torch_run=torch_run, outputs=("A", "B"), mutated=("A", "B"), cost=cost,
+    tolerance={torch.float32: 1e-3, torch.float64: 1e-9},
+    tolerance_note="float32: 2 x 8499 sweeps each round every element once more (about 6e-8 "
+                   "each); on the H100 parir, torch eager and torch.compile all ended 2.9e-4 "
+                   "from the float64 reference, so the error is float32's, not a kernel's")

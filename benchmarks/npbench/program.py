@@ -26,8 +26,8 @@ class Program:
     make_inputs: Callable
     # parir_calls(state) -> [(jit function, args, CompileOptions)], run in order.
     parir_calls: Callable
-    # torch_step is what torch.compile compiles; torch_run(state, step) drives it (the time
-    # loop or row loop of the NumPy code stays in Python around it) and leaves the results in
+    # torch_step is what torch.compile compiles; torch_run(state, step) drives it (a loop of the
+    # NumPy code that carries a dependence stays in Python around it) and leaves the results in
     # the state under the names in `outputs`.
     torch_step: Callable
     torch_run: Callable
@@ -42,8 +42,11 @@ class Program:
     # once, each output written once), "flops": floating-point operations (each + - * / min max
     # comparison exp tanh sqrt counts one), "steps": launches that must follow one another}.
     cost: Callable = None
-    # torch.compile(dynamic=...): True where the step's shapes change with a loop index.
+    # torch.compile(dynamic=...): True where a loop index reaches the step as a Python number.
     dynamic: bool = False
+    # True where torch_run takes a third argument, index(k) -> what the step receives as loop
+    # index k: k itself in eager mode, a DeviceIndex's under torch.compile (see `take`).
+    indexed_loop: bool = False
     tolerance: Dict[torch.dtype, float] = field(
         default_factory=lambda: {torch.float32: 1e-4, torch.float64: 1e-9})
     tolerance_note: str = ""
@@ -77,6 +80,39 @@ class Inputs:
         """n int64 values in [low, high), generated on the CPU (identical on every device)."""
         gen = torch.Generator().manual_seed(int(self.gen.initial_seed()) if self.gen else 0)
         return torch.randint(low, high, (n,), generator=gen, dtype=torch.int64)
+
+
+class DeviceIndex:
+    """Loop indices as one-element int64 views of one arange on the device. Dynamo makes a
+    Python int (or a 0-d tensor) that indexes a tensor a constant of the graph, and so recompiles
+    for every value of a loop index; a one-element index tensor used through index_select and
+    index_copy_ (`take`, `put_`) is an input of the graph, and one graph serves the whole loop.
+    The views cost no launch."""
+
+    def __init__(self, device):
+        self.device = device
+        self.values = torch.arange(0, device=device)
+
+    def __call__(self, k):
+        if k >= self.values.numel():
+            self.values = torch.arange(max(1024, 2 * k + 1), device=self.device)
+        return self.values[k:k + 1]
+
+
+def take(x, dim, k):
+    """x at index k of dimension dim: a view for a Python int k (eager mode), index_select for a
+    DeviceIndex (under torch.compile)."""
+    if isinstance(k, int):
+        return x.select(dim, k)
+    return x.index_select(dim, k).squeeze(dim)
+
+
+def put_(x, dim, k, value):
+    """x at index k of dimension dim = value, for the two kinds of k that `take` accepts."""
+    if isinstance(k, int):
+        x.select(dim, k).copy_(value)
+    else:
+        x.index_copy_(dim, k, value.unsqueeze(dim))
 
 
 def state_bytes(state):

@@ -5,14 +5,15 @@ The NumPy code sweeps k over all I x J columns at once: a forward sweep that bui
 and dcol coefficients, then a backward substitution into utens_stage. The parir version gives
 each column its own thread and runs both sweeps in it; ccol and dcol are scratch arrays the
 caller provides. The torch version is the NumPy code, the k loops in Python around whole-plane
-ATen operations. BET_M = BET_P = 0.5 as in npbench.
+ATen operations; under torch.compile k is a one-element device tensor (`index`, `take`), so that one compiled
+graph serves each kind of step. BET_M = BET_P = 0.5 as in npbench.
 """
 
 import torch
 
 import parir_torch as parir
 
-from .program import Program
+from .program import Program, put_, take
 
 
 @parir.jit
@@ -95,21 +96,23 @@ def forward_first(wcon, u_stage, u_pos, utens, utens_stage, dtr_stage: float, cc
     dcol[:, :, k] = dcol[:, :, k] * divided
 
 
-def forward_step(wcon, u_stage, u_pos, utens, utens_stage, dtr_stage: float, ccol, dcol, k: int):
-    gav = -0.25 * (wcon[1:, :, k] + wcon[:-1, :, k])
-    gcv = 0.25 * (wcon[1:, :, k + 1] + wcon[:-1, :, k + 1])
+def forward_step(wcon, u_stage, u_pos, utens, utens_stage, dtr_stage: float, ccol, dcol, k):
+    w_k, w_next = take(wcon, 2, k), take(wcon, 2, k + 1)
+    gav = -0.25 * (w_k[1:] + w_k[:-1])
+    gcv = 0.25 * (w_next[1:] + w_next[:-1])
     as_ = gav * 0.5
     cs = gcv * 0.5
     acol = gav * 0.5
-    ccol[:, :, k] = gcv * 0.5
-    bcol = dtr_stage - acol - ccol[:, :, k]
-    correction_term = -as_ * (u_stage[:, :, k - 1] - u_stage[:, :, k]) - cs * (
-        u_stage[:, :, k + 1] - u_stage[:, :, k])
-    dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] + utens_stage[:, :, k] +
-                     correction_term)
-    divided = 1.0 / (bcol - ccol[:, :, k - 1] * acol)
-    ccol[:, :, k] = ccol[:, :, k] * divided
-    dcol[:, :, k] = (dcol[:, :, k] - (dcol[:, :, k - 1]) * acol) * divided
+    cc = gcv * 0.5
+    bcol = dtr_stage - acol - cc
+    u = take(u_stage, 2, k)
+    correction_term = (-as_ * (take(u_stage, 2, k - 1) - u) -
+                       cs * (take(u_stage, 2, k + 1) - u))
+    dd = (dtr_stage * take(u_pos, 2, k) + take(utens, 2, k) + take(utens_stage, 2, k) +
+          correction_term)
+    divided = 1.0 / (bcol - take(ccol, 2, k - 1) * acol)
+    put_(ccol, 2, k, cc * divided)
+    put_(dcol, 2, k, (dd - take(dcol, 2, k - 1) * acol) * divided)
 
 
 def forward_last(wcon, u_stage, u_pos, utens, utens_stage, dtr_stage: float, ccol, dcol):
@@ -125,33 +128,36 @@ def forward_last(wcon, u_stage, u_pos, utens, utens_stage, dtr_stage: float, cco
     dcol[:, :, k] = (dcol[:, :, k] - (dcol[:, :, k - 1]) * acol) * divided
 
 
-def backward_step(u_pos, utens_stage, dtr_stage: float, ccol, dcol, data_col, k: int):
-    if k == utens_stage.shape[2] - 1:
-        datacol = dcol[:, :, k]
-    else:
-        datacol = dcol[:, :, k] - ccol[:, :, k] * data_col[:, :]
-    data_col[:] = datacol
-    utens_stage[:, :, k] = dtr_stage * (datacol - u_pos[:, :, k])
+def backward_last(u_pos, utens_stage, dtr_stage: float, dcol, data_col):
+    k = utens_stage.shape[2] - 1
+    data_col[:] = dcol[:, :, k]
+    utens_stage[:, :, k] = dtr_stage * (data_col - u_pos[:, :, k])
+
+
+def backward_step(u_pos, utens_stage, dtr_stage: float, ccol, dcol, data_col, k):
+    data_col.copy_(take(dcol, 2, k) - take(ccol, 2, k) * data_col)
+    put_(utens_stage, 2, k, dtr_stage * (data_col - take(u_pos, 2, k)))
 
 
 def torch_step(phase, *args):
-    """The torch version has four kinds of step (first, middle and last forward, backward);
-    compiling this dispatcher compiles each kind once."""
+    """The torch version has five kinds of step (first, middle and last forward, last and
+    other backward); compiling this dispatcher compiles each kind once."""
     return {"first": forward_first, "mid": forward_step, "last": forward_last,
-            "back": backward_step}[phase](*args)
+            "back_last": backward_last, "back": backward_step}[phase](*args)
 
 
-def torch_run(st, step):
+def torch_run(st, step, index=int):
     us, K = st["utens_stage"], st["K"]
     ccol, dcol = torch.empty_like(us), torch.empty_like(us)
     data_col = torch.empty_like(us[:, :, 0])
     fwd = (st["wcon"], st["u_stage"], st["u_pos"], st["utens"], us, st["dtr_stage"], ccol, dcol)
     step("first", *fwd)
     for k in range(1, K - 1):
-        step("mid", *fwd, k)
+        step("mid", *fwd, index(k))
     step("last", *fwd)
-    for k in range(K - 1, -1, -1):
-        step("back", st["u_pos"], us, st["dtr_stage"], ccol, dcol, data_col, k)
+    step("back_last", st["u_pos"], us, st["dtr_stage"], dcol, data_col)
+    for k in range(K - 2, -1, -1):
+        step("back", st["u_pos"], us, st["dtr_stage"], ccol, dcol, data_col, index(k))
 
 
 def cost(size, s):
@@ -166,4 +172,4 @@ PROGRAM = Program(
            "ci": dict(I=3, J=4, K=5)},
     make_inputs=make_inputs, parir_calls=parir_calls, torch_step=torch_step,
     torch_run=torch_run, outputs=("utens_stage",), mutated=("utens_stage",), cost=cost,
-    dynamic=True)
+    indexed_loop=True)

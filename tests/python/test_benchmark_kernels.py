@@ -107,6 +107,34 @@ def test_real_program_matches_reference(prog, dtype):
         assert relative_error(eager[name], reference[name]) <= tol, f"torch {name}"
 
 
+@pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.name)
+def test_torch_compile_builds_one_graph_per_kind_of_step(prog):
+    """Dynamo (with its eager backend, so no code generation) traces each program's torch version
+    once per kind of step, however long its loop: an int loop index would be a graph constant
+    and recompile at every iteration. The compiled version matches eager."""
+    from npbench.program import DeviceIndex
+
+    graphs = []
+
+    def count_graphs(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    state = prog.make_inputs(prog.sizes["ci"], torch.float64, Inputs(torch.float64, "cpu", 7))
+    eager = clone_state(state)
+    prog.torch_run(eager, prog.torch_step)
+    step = torch.compile(prog.torch_step, backend=count_graphs, dynamic=prog.dynamic)
+    if prog.indexed_loop:
+        prog.torch_run(state, step, DeviceIndex("cpu"))
+    else:
+        prog.torch_run(state, step)
+    kinds_of_step = 5 if prog.name == "vadv" else 1
+    assert 1 <= len(graphs) <= kinds_of_step
+    for name in prog.outputs:
+        assert relative_error(state[name], eager[name]) <= 1e-12, name
+
+
 def test_reference_check_catches_a_wrong_kernel():
     """The check above can fail: a program whose kernel skips an element is caught."""
     prog = next(p for p in PROGRAMS if p.name == "gesummv")
