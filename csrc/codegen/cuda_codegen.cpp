@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -283,15 +282,12 @@ class KernelPrinter {
   // of `stride` iterations without overflowing, so that it can be the loop's counter. A narrower
   // forced int type (int8 with 128 threads) would wrap around and loop forever; such loops count
   // in int64 and convert the variable, which then wraps as its type says.
-  bool counter_fits(const ExprPtr& lo, const ExprPtr& hi, int64_t step,
-                    const std::string& stride) const {
+  bool counter_fits(const ExprPtr& lo, const ExprPtr& hi, int64_t step, int64_t stride) const {
     if (size_in_bytes(prog_.int_type) == 8) return true;
     auto l = lo->as<IntImm>();
     auto h = hi->as<IntImm>();
-    char* end = nullptr;
-    long long n = std::strtoll(stride.c_str(), &end, 10);
-    if (!l || !h || end == stride.c_str() || (*end && std::string(end) != "L")) return false;
-    const double reach = std::abs(static_cast<double>(n) * static_cast<double>(step));
+    if (!l || !h) return false;
+    const double reach = std::abs(static_cast<double>(stride) * static_cast<double>(step));
     const double limit = std::ldexp(1.0, 8 * size_in_bytes(prog_.int_type) - 1) - 1;
     return std::abs(static_cast<double>(l->value)) + reach <= limit &&
            std::abs(static_cast<double>(h->value)) + reach <= limit;
@@ -300,18 +296,19 @@ class KernelPrinter {
   // The loop header for `var` over range(lo, hi, step), starting at iteration `first` and
   // advancing `stride` iterations at a time.
   void loop_header(const std::string& v, const ExprPtr& lo, const ExprPtr& hi,
-                   const ExprPtr& step, const std::string& first, const std::string& stride) {
+                   const ExprPtr& step, const std::string& first, int64_t stride) {
     auto s = step->as<IntImm>();
     std::string name = cuda_identifier(v);
+    const std::string stride_text = stride == 1 ? "1" : fmt::format("{}L", stride);
     if (s && counter_fits(lo, hi, s->value, stride)) {
       bool lo_zero = lo->as<IntImm>() && lo->as<IntImm>()->value == 0;
       std::string scaled = s->value == 1 ? first : fmt::format("{} * {}", first, s->value);
       std::string start = first == "0" ? expr(lo)
                           : lo_zero    ? scaled
                                        : fmt::format("{} + {}", expr(lo), scaled);
-      std::string inc = stride == "1" ? fmt::format("{}", s->value)
-                        : s->value == 1 ? stride
-                                        : fmt::format("{} * {}", stride, s->value);
+      std::string inc = stride == 1     ? fmt::format("{}", s->value)
+                        : s->value == 1 ? stride_text
+                                        : fmt::format("{} * {}", stride_text, s->value);
       line(fmt::format("for ({} {} = {}; {} {} {}; {} += {}) {{", loop_var_type(), name, start, name,
                        s->value > 0 ? "<" : ">", expr(hi), name, inc));
       return;
@@ -321,7 +318,8 @@ class KernelPrinter {
     line(fmt::format("const int64_t {}_lo = {}, {}_step = {};", k, expr(lo), k, expr(step)));
     line(fmt::format("const int64_t {}_n = parir::trip_count({}_lo, {}, {}_step);", k, k,
                      expr(hi), k));
-    line(fmt::format("for (int64_t {} = {}; {} < {}_n; {} += {}) {{", k, first, k, k, k, stride));
+    line(fmt::format("for (int64_t {} = {}; {} < {}_n; {} += {}) {{", k, first, k, k, k,
+                     stride_text));
     line(fmt::format("  const {} {} = {}_lo + {} * {}_step;", loop_var_type(), name, k, k, k));
   }
 
@@ -336,7 +334,7 @@ class KernelPrinter {
       line(fmt::format("const int64_t {} = {};", h, expr(f.hi)));
       hi = var(h, f.hi->loc, f.hi->type);
     }
-    loop_header(f.var, f.lo, hi, f.step, "0", "1");
+    loop_header(f.var, f.lo, hi, f.step, "0", 1);
     enter_loop(f);
     block(f.body);
     leave_loop(f);
@@ -362,7 +360,7 @@ class KernelPrinter {
       line(fmt::format("{} {} = {}::identity<{}>();", cuda_name(r->acc_type.scalar), r->acc,
                        op_struct(r->op), cuda_name(r->acc_type.scalar)));
     }
-    loop_header(f.var, f.lo, f.hi, f.step, worker, fmt::format("{}L", level.count));
+    loop_header(f.var, f.lo, f.hi, f.step, worker, level.count);
     ++depth_;
     enter_loop(f);
     block(f.body);
