@@ -140,30 +140,32 @@ def _numpy_scalar(where, a):
 
 
 def describe(name, a, require_cuda=True):
-    """The compiler's view of a converted argument (see csrc/python/module.cpp, to_arg)."""
+    """The compiler's view of a converted argument: a _C.ArgValue."""
     if isinstance(a, dict):
-        return ("dict", [(k, describe(f"{name}['{k}']", v, require_cuda)) for k, v in a.items()])
+        keys = list(a)
+        return _C.ArgValue.dict(keys, [describe(f"{name}['{k}']", a[k], require_cuda)
+                                       for k in keys])
     if isinstance(a, torch.Tensor):
         if a.dtype not in TORCH_DTYPES:
             raise ParirError(f"argument '{name}' has dtype {a.dtype}, which parir does not "
                              f"support; supported: {', '.join(str(d) for d in TORCH_DTYPES)}")
         if not a.shape:
-            return ("scalar", TORCH_DTYPES[a.dtype], a.item())
+            return _C.ArgValue.typed_scalar(TORCH_DTYPES[a.dtype], a.item())
         if require_cuda and not a.is_cuda:
             # Copied to a contiguous GPU buffer for the call.
-            return ("tensor", TORCH_DTYPES[a.dtype], list(a.shape),
-                    list(torch.empty(a.shape, device="meta").stride()))
-        return ("tensor", TORCH_DTYPES[a.dtype], list(a.shape), list(a.stride()))
+            return _C.ArgValue.tensor(TORCH_DTYPES[a.dtype], list(a.shape),
+                                      list(torch.empty(a.shape, device="meta").stride()))
+        return _C.ArgValue.tensor(TORCH_DTYPES[a.dtype], list(a.shape), list(a.stride()))
     if isinstance(a, _NumpyScalar):
-        return ("scalar", TORCH_DTYPES[a.dtype], a.value)
+        return _C.ArgValue.typed_scalar(TORCH_DTYPES[a.dtype], a.value)
     if isinstance(a, bool):
-        return ("bool", a)
+        return _C.ArgValue.bool(a)
     if isinstance(a, int):
         if not _INT64_MIN <= a <= _INT64_MAX:
             raise ParirError(f"argument '{name}' = {a} does not fit in a 64-bit integer")
-        return ("int", a)
+        return _C.ArgValue.int(a)
     if isinstance(a, float):
-        return ("float", a)
+        return _C.ArgValue.float(a)
     raise ParirError(f"argument '{name}' is a {type(a).__qualname__}, which parir functions "
                      f"do not take")
 

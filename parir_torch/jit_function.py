@@ -93,8 +93,7 @@ def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
                          f"{len(args)} were given")
     args = [arguments.convert(n, a) for n, a in zip(names, args)]
     described = [arguments.describe(n, a, require_cuda) for n, a in zip(names, args)]
-    spec = {label: p._key() for label, p in opts.parallelize.items()}
-    source, log = _C.compile(fn_ir, described, spec, compiler_options(opts, debug),
+    source, log = _C.compile(fn_ir, described, compiler_options(opts, debug),
                              callees.resolve(fn, fn_ir, _convert))
     if log:
         print(log, file=sys.stdout)
@@ -102,20 +101,21 @@ def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
 
 
 def compiler_options(opts, debug=False):
-    """The options that reach the C++ compiler, as plain values."""
-    out = {
-        "debug_print": bool(debug or opts.debug_print),
-        "use_cuda_graphs": bool(opts.use_cuda_graphs),
-        "use_cuda_thread_block_clusters": bool(opts.use_cuda_thread_block_clusters),
-        "max_thread_blocks_per_cluster": int(opts.max_thread_blocks_per_cluster),
-    }
+    """The options that reach the C++ compiler: a _C.CompileOptions."""
+    out = _C.CompileOptions()
+    out.parallelize = {label: _C.LoopPar(*p._key()) for label, p in opts.parallelize.items()}
+    out.debug_print = bool(debug or opts.debug_print)
+    out.use_cuda_graphs = bool(opts.use_cuda_graphs)
+    out.use_cuda_thread_block_clusters = bool(opts.use_cuda_thread_block_clusters)
+    out.max_thread_blocks_per_cluster = int(opts.max_thread_blocks_per_cluster)
     for field in ("force_int_size", "force_float_size"):
         if getattr(opts, field) is not None:
-            out[field] = elem_size(getattr(opts, field), f"CompileOptions.{field}").value
+            setattr(out, field,
+                    elem_size(getattr(opts, field), f"CompileOptions.{field}").value)
     # Recorded in the launch plan, so that the source alone builds the same binary.
-    out["includes"] = [os.path.abspath(d) for d in opts.includes]
-    out["extra_flags"] = nvrtc_flags(opts)
-    out["link_libraries"] = link_libraries(opts)
+    out.includes = [os.path.abspath(d) for d in opts.includes]
+    out.extra_flags = nvrtc_flags(opts)
+    out.link_libraries = link_libraries(opts)
     return out
 
 

@@ -51,8 +51,8 @@ std::string print_plan(const LaunchPlan& plan) {
                                 plan.cuda_graphs ? " cuda_graphs" : "");
   if (!plan.signature.empty()) out += fmt::format("//@ signature {}\n", plan.signature);
   for (const auto& d : plan.includes) out += fmt::format("//@ include {}\n", d);
-  for (const auto& f : plan.flags) out += fmt::format("//@ flag {}\n", f);
-  for (const auto& l : plan.links) out += fmt::format("//@ link {}\n", l);
+  for (const auto& f : plan.extra_flags) out += fmt::format("//@ flag {}\n", f);
+  for (const auto& l : plan.link_libraries) out += fmt::format("//@ link {}\n", l);
   for (const auto& p : plan.params)
     out += fmt::format("//@ param {} {} strides({}) {}\n", p.name, p.type.str(),
                        fmt::join(p.type.strides, ", "), p.written ? "inout" : "in");
@@ -414,9 +414,9 @@ LaunchPlan parse_plan(const std::string& source) {
     } else if (l.text.rfind("include ", 0) == 0) {
       plan.includes.push_back(trim(l.text.substr(8)));
     } else if (l.text.rfind("flag ", 0) == 0) {
-      plan.flags.push_back(trim(l.text.substr(5)));
+      plan.extra_flags.push_back(trim(l.text.substr(5)));
     } else if (l.text.rfind("link ", 0) == 0) {
-      plan.links.push_back(trim(l.text.substr(5)));
+      plan.link_libraries.push_back(trim(l.text.substr(5)));
     } else if (l.text.rfind("param ", 0) == 0) {
       plan.params.push_back(parse_param(l));
     } else {

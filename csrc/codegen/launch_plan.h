@@ -61,7 +61,7 @@ struct LaunchPlan {
   // How to compile and link the source ("//@ include DIR", "//@ flag FLAG", "//@ link FILE"):
   // CompileOptions.includes, extra_flags and the device libraries of libs, so that a process
   // that only has this text builds the same binary.
-  std::vector<std::string> includes, flags, links;
+  std::vector<std::string> includes, extra_flags, link_libraries;
   // Launch the sequence as one CUDA graph, captured once and replayed ("//@ parir.plan f
   // cuda_graphs"); CompileOptions.use_cuda_graphs.
   bool cuda_graphs = false;

@@ -250,7 +250,7 @@ void map_kernel(const Program& prog, Kernel& k, const CompileOptions& opts) {
     k.tpb = 1;
     k.inner_blocks = 1;
   }
-  if (opts.use_clusters && k.inner_blocks > 1 && k.inner_blocks <= opts.max_blocks_per_cluster &&
+  if (opts.use_cuda_thread_block_clusters && k.inner_blocks > 1 && k.inner_blocks <= opts.max_thread_blocks_per_cluster &&
       has_reduction(k.root))
     k.cluster = k.inner_blocks;
   // Guard the product against overflow before comparing it with the limit.
@@ -282,8 +282,8 @@ void map_kernel(const Program& prog, Kernel& k, const CompileOptions& opts) {
 }  // namespace
 
 void map_parallelism(const Program& prog, Lowered& lowered, const CompileOptions& opts) {
-  int64_t m = opts.max_blocks_per_cluster;
-  if (opts.use_clusters && (m < 1 || m > 16 || (m & (m - 1)) != 0))
+  int64_t m = opts.max_thread_blocks_per_cluster;
+  if (opts.use_cuda_thread_block_clusters && (m < 1 || m > 16 || (m & (m - 1)) != 0))
     fail("max_thread_blocks_per_cluster must be a power of two from 1 to 16 (got {})", m);
   std::set<std::string> written;
   for (auto& k : lowered.kernels) {

@@ -16,8 +16,8 @@ namespace parir {
 //   (no block could see another's write);
 // * a local assigned inside a parallel loop and read after it, or read in a kernel other than
 //   the one that assigns it.
-// With opts.use_clusters, a kernel whose innermost level reduces over several blocks (at most
-// opts.max_blocks_per_cluster) runs those blocks as a thread block cluster, and its reductions
+// With opts.use_cuda_thread_block_clusters, a kernel whose innermost level reduces over several blocks (at most
+// opts.max_thread_blocks_per_cluster) runs those blocks as a thread block cluster, and its reductions
 // combine through distributed shared memory rather than global atomics.
 void map_parallelism(const Program& prog, Lowered& lowered, const CompileOptions& opts);
 

@@ -102,8 +102,8 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
 
   lowered.plan.cuda_graphs = opts.use_cuda_graphs;
   lowered.plan.includes = opts.includes;
-  lowered.plan.flags = opts.flags;
-  lowered.plan.links = opts.links;
+  lowered.plan.extra_flags = opts.extra_flags;
+  lowered.plan.link_libraries = opts.link_libraries;
   CompileResult result;
   result.cuda = generate_cuda(prog, lowered);
   log.after("generate_cuda", result.cuda);

@@ -34,16 +34,16 @@ struct CompileOptions {
   bool debug_print = false;  // log the IR after each pass, with elapsed time
   bool use_cuda_graphs = false;  // the launch plan runs as one CUDA graph
   // Multi-block reductions combine through thread block clusters of at most this many blocks.
-  bool use_clusters = false;
-  int64_t max_blocks_per_cluster = 8;
+  bool use_cuda_thread_block_clusters = false;
+  int64_t max_thread_blocks_per_cluster = 8;
   // CompileOptions.force_int_size / force_float_size: the type of integer and float values that
   // have no type of their own (literals, Python scalars, loop variables); Unknown = int64 and
   // float64.
-  ScalarType force_int = ScalarType::Unknown;
-  ScalarType force_float = ScalarType::Unknown;
+  ScalarType force_int_size = ScalarType::Unknown;
+  ScalarType force_float_size = ScalarType::Unknown;
   // Recorded in the launch plan for the runtime: NVRTC include directories and flags, and
   // device libraries to link.
-  std::vector<std::string> includes, flags, links;
+  std::vector<std::string> includes, extra_flags, link_libraries;
 };
 
 // A function specialized to its arguments: scalar parameters are gone (replaced by their values)

@@ -144,17 +144,17 @@ Program specialize_arguments(const Function& fn, const std::vector<ArgValue>& ar
   Program p;
   p.name = fn.name;
   p.source = fn.source;
-  if (opts.force_int != ScalarType::Unknown) {
-    if (!is_int(opts.force_int))
+  if (opts.force_int_size != ScalarType::Unknown) {
+    if (!is_int(opts.force_int_size))
       fail("CompileOptions.force_int_size must be an integer type, not {}",
-           python_name(opts.force_int));
-    p.int_type = opts.force_int;
+           python_name(opts.force_int_size));
+    p.int_type = opts.force_int_size;
   }
-  if (opts.force_float != ScalarType::Unknown) {
-    if (!is_float(opts.force_float))
+  if (opts.force_float_size != ScalarType::Unknown) {
+    if (!is_float(opts.force_float_size))
       fail("CompileOptions.force_float_size must be a floating-point type, not {}",
-           python_name(opts.force_float));
-    p.float_type = opts.force_float;
+           python_name(opts.force_float_size));
+    p.float_type = opts.force_float_size;
   }
   // A Python number is weak, of the default type; a 0-d tensor's value has its dtype.
   auto type_of = [&](const ArgValue& a, ScalarType dflt) {

@@ -1,5 +1,6 @@
 // parir_torch._C: the Python bindings of the compiler and the runtime.
 #include <torch/extension.h>
+#include <pybind11/stl.h>
 
 #include "codegen/prelude.h"
 #include "frontend/python_ast.h"
@@ -24,55 +25,6 @@ ScalarType scalar_type(const std::string& name) {
   return *t;
 }
 
-// ("int", v) | ("float", v) | ("bool", v) | ("tensor", dtype_name, shape, strides)
-// | ("scalar", dtype_name, v): a value with a type of its own (a 0-d tensor's)
-// | ("dict", [(key, argument), ...])
-ArgValue to_arg(const py::handle& h) {
-  py::tuple t = py::reinterpret_borrow<py::tuple>(h);
-  std::string kind = t[0].cast<std::string>();
-  ArgValue a;
-  if (kind == "scalar") {
-    a.scalar_type = scalar_type(t[1].cast<std::string>());
-    if (is_bool(a.scalar_type)) {
-      a.kind = ArgValue::Kind::Bool;
-      a.bool_value = t[2].cast<bool>();
-    } else if (is_float(a.scalar_type)) {
-      a.kind = ArgValue::Kind::Float;
-      a.float_value = t[2].cast<double>();
-    } else {
-      a.kind = ArgValue::Kind::Int;
-      // uint64 values above INT64_MAX keep their bits.
-      a.int_value = is_unsigned_int(a.scalar_type)
-                        ? static_cast<int64_t>(t[2].cast<uint64_t>())
-                        : t[2].cast<int64_t>();
-    }
-  } else if (kind == "int") {
-    a.kind = ArgValue::Kind::Int;
-    a.int_value = t[1].cast<int64_t>();
-  } else if (kind == "float") {
-    a.kind = ArgValue::Kind::Float;
-    a.float_value = t[1].cast<double>();
-  } else if (kind == "bool") {
-    a.kind = ArgValue::Kind::Bool;
-    a.bool_value = t[1].cast<bool>();
-  } else if (kind == "dict") {
-    a.kind = ArgValue::Kind::Dict;
-    for (const auto& entry : t[1]) {
-      py::tuple kv = py::reinterpret_borrow<py::tuple>(entry);
-      a.entry_keys.push_back(kv[0].cast<std::string>());
-      a.entries.push_back(to_arg(kv[1]));
-    }
-  } else if (kind == "tensor") {
-    a.kind = ArgValue::Kind::Tensor;
-    a.tensor.elem = scalar_type(t[1].cast<std::string>());
-    a.tensor.shape = t[2].cast<std::vector<int64_t>>();
-    a.tensor.strides = t[3].cast<std::vector<int64_t>>();
-  } else {
-    fail("internal: unknown argument kind {}", kind);
-  }
-  return a;
-}
-
 // Counts launches through BoundLaunch; callers hold the GIL.
 uint64_t launch_clock = 0;
 
@@ -94,17 +46,6 @@ struct BoundLaunch {
     runtime::launch_eager(*program, pick(outs), pick(ins));
   }
 };
-
-// {label: (threads, reduce, tpb)}
-ParallelSpec to_spec(const py::dict& d) {
-  ParallelSpec spec;
-  for (const auto& [k, v] : d) {
-    py::tuple t = py::reinterpret_borrow<py::tuple>(v);
-    spec[k.cast<std::string>()] =
-        LoopPar{t[0].cast<int64_t>(), t[1].cast<bool>(), t[2].cast<int64_t>()};
-  }
-  return spec;
-}
 
 }  // namespace
 }  // namespace parir
@@ -174,9 +115,118 @@ PYBIND11_MODULE(_C, m) {
       },
       "Converts an ast.FunctionDef to the compiler's untyped IR.");
 
+  // What the compiler specializes on and how it parallelizes: the C++ structs themselves, so
+  // that the Python front end fills them field by field (options.py, arguments.py).
+  py::class_<LoopPar>(m, "LoopPar")
+      .def(py::init([](int64_t threads, bool reduce, int64_t tpb) {
+             return LoopPar{threads, reduce, tpb};
+           }),
+           py::arg("threads"), py::arg("reduce"), py::arg("tpb"))
+      .def_readonly("threads", &LoopPar::threads)
+      .def_readonly("reduce", &LoopPar::reduce)
+      .def_readonly("tpb", &LoopPar::tpb);
+
+  auto type_property = [](ScalarType CompileOptions::*field) {
+    return py::cpp_function(
+        [field](CompileOptions& o, const std::optional<std::string>& name) {
+          o.*field = name ? scalar_type(*name) : ScalarType::Unknown;
+        });
+  };
+  py::class_<CompileOptions>(m, "CompileOptions")
+      .def(py::init<>())
+      .def_readwrite("parallelize", &CompileOptions::parallelize)
+      .def_readwrite("debug_print", &CompileOptions::debug_print)
+      .def_readwrite("use_cuda_graphs", &CompileOptions::use_cuda_graphs)
+      .def_readwrite("use_cuda_thread_block_clusters",
+                     &CompileOptions::use_cuda_thread_block_clusters)
+      .def_readwrite("max_thread_blocks_per_cluster",
+                     &CompileOptions::max_thread_blocks_per_cluster)
+      .def_property(
+          "force_int_size",
+          [](const CompileOptions& o) {
+            return o.force_int_size == ScalarType::Unknown ? std::optional<std::string>()
+                                                  : python_name(o.force_int_size);
+          },
+          type_property(&CompileOptions::force_int_size))
+      .def_property(
+          "force_float_size",
+          [](const CompileOptions& o) {
+            return o.force_float_size == ScalarType::Unknown ? std::optional<std::string>()
+                                                  : python_name(o.force_float_size);
+          },
+          type_property(&CompileOptions::force_float_size))
+      .def_readwrite("includes", &CompileOptions::includes)
+      .def_readwrite("extra_flags", &CompileOptions::extra_flags)
+      .def_readwrite("link_libraries", &CompileOptions::link_libraries);
+
+  // One argument of a call as the compiler specializes on it; one constructor per kind.
+  py::class_<ArgValue>(m, "ArgValue")
+      .def_static("int", [](int64_t v) {
+        ArgValue a;
+        a.kind = ArgValue::Kind::Int;
+        a.int_value = v;
+        return a;
+      })
+      .def_static("float", [](double v) {
+        ArgValue a;
+        a.kind = ArgValue::Kind::Float;
+        a.float_value = v;
+        return a;
+      })
+      .def_static("bool", [](bool v) {
+        ArgValue a;
+        a.kind = ArgValue::Kind::Bool;
+        a.bool_value = v;
+        return a;
+      })
+      .def_static(
+          "typed_scalar",
+          [](const std::string& dtype, py::object v) {
+            // A value with a type of its own (a 0-d tensor's, a NumPy scalar's).
+            ArgValue a;
+            a.scalar_type = scalar_type(dtype);
+            if (is_bool(a.scalar_type)) {
+              a.kind = ArgValue::Kind::Bool;
+              a.bool_value = v.cast<bool>();
+            } else if (is_float(a.scalar_type)) {
+              a.kind = ArgValue::Kind::Float;
+              a.float_value = v.cast<double>();
+            } else {
+              a.kind = ArgValue::Kind::Int;
+              // uint64 values above INT64_MAX keep their bits.
+              a.int_value = is_unsigned_int(a.scalar_type)
+                                ? static_cast<int64_t>(v.cast<uint64_t>())
+                                : v.cast<int64_t>();
+            }
+            return a;
+          },
+          py::arg("dtype"), py::arg("value"))
+      .def_static(
+          "tensor",
+          [](const std::string& dtype, std::vector<int64_t> shape, std::vector<int64_t> strides) {
+            ArgValue a;
+            a.kind = ArgValue::Kind::Tensor;
+            a.tensor.elem = scalar_type(dtype);
+            a.tensor.shape = std::move(shape);
+            a.tensor.strides = std::move(strides);
+            return a;
+          },
+          py::arg("dtype"), py::arg("shape"), py::arg("strides"))
+      .def_static(
+          "dict",
+          [](std::vector<std::string> keys, std::vector<ArgValue> entries) {
+            ArgValue a;
+            a.kind = ArgValue::Kind::Dict;
+            a.entry_keys = std::move(keys);
+            a.entries = std::move(entries);
+            return a;
+          },
+          py::arg("keys"), py::arg("entries"));
+
   m.def(
       "compile",
-      [](const Function& fn, py::list args, py::dict spec, py::dict options, py::list callees) {
+      [](const Function& fn, const std::vector<ArgValue>& args, const CompileOptions& opts,
+         py::list callees) {
         // [(function, {name: Function | ExternFunction})] -> CalleeTable
         CalleeTable table;
         for (const auto& entry : callees) {
@@ -191,38 +241,16 @@ PYBIND11_MODULE(_C, m) {
             names[name.cast<std::string>()] = std::move(c);
           }
         }
-        std::vector<ArgValue> values;
-        for (const auto& a : args) values.push_back(to_arg(a));
-        CompileOptions opts;
-        opts.parallelize = to_spec(spec);
-        auto get = [&](const char* key, auto fallback) {
-          return options.contains(key) ? options[key].cast<decltype(fallback)>() : fallback;
-        };
-        opts.debug_print = get("debug_print", false);
-        opts.use_cuda_graphs = get("use_cuda_graphs", false);
-        opts.use_clusters = get("use_cuda_thread_block_clusters", false);
-        opts.max_blocks_per_cluster = get("max_thread_blocks_per_cluster", int64_t{8});
-        std::string force_int = get("force_int_size", std::string()),
-                    force_float = get("force_float_size", std::string());
-        if (!force_int.empty()) opts.force_int = scalar_type(force_int);
-        if (!force_float.empty()) opts.force_float = scalar_type(force_float);
-        using Strings = std::vector<std::string>;
-        opts.includes = get("includes", Strings());
-        opts.flags = get("extra_flags", Strings());
-        opts.links = get("link_libraries", Strings());
         CompileResult r;
         {
           py::gil_scoped_release release;
-          r = compile(fn, values, opts, table);
+          r = compile(fn, args, opts, table);
         }
         return py::make_tuple(r.cuda, r.debug_log);
       },
-      py::arg("fn"), py::arg("args"), py::arg("spec"), py::arg("options") = py::dict(),
-      py::arg("callees") = py::list(),
-      "Specializes fn to the arguments and returns (CUDA source with launch plan, debug log). "
-      "options: debug_print, use_cuda_graphs, use_cuda_thread_block_clusters, "
-      "max_thread_blocks_per_cluster, force_int_size and force_float_size (type names), "
-      "includes, extra_flags and link_libraries (recorded in the launch plan).");
+      py::arg("fn"), py::arg("args"), py::arg("options"), py::arg("callees") = py::list(),
+      "Specializes fn to the arguments (ArgValues) with the options (CompileOptions) and "
+      "returns (CUDA source with launch plan, debug log).");
 
   m.def(
       "next_launch_stamp", [] { return ++launch_clock; },

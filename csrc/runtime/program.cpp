@@ -149,8 +149,8 @@ Program::Program(std::string cuda_source, NvrtcOptions options)
   // The plan's own options first: the text alone must build the same binary anywhere.
   NvrtcOptions merged;
   merged.include_dirs = plan_.includes;
-  merged.extra_flags = plan_.flags;
-  merged.link_libraries = plan_.links;
+  merged.extra_flags = plan_.extra_flags;
+  merged.link_libraries = plan_.link_libraries;
   append_new(merged.include_dirs, options_.include_dirs);
   append_new(merged.extra_flags, options_.extra_flags);
   append_new(merged.link_libraries, options_.link_libraries);

@@ -107,7 +107,7 @@ TEST(ForcedSizes, WeakFloatsAndTrueDivisionFollowTheForcedType) {
   CompileOptions o = par({{"i", 10}});
   CompileResult wide = compile(f, args_of(ScalarType::I32, 10), o);
   EXPECT_NE(wide.cuda.find("(double)"), std::string::npos) << wide.cuda;
-  o.force_float = ScalarType::F32;
+  o.force_float_size = ScalarType::F32;
   CompileResult narrow = compile(f, args_of(ScalarType::I32, 10), o);
   EXPECT_EQ(narrow.cuda.find("double"), std::string::npos) << narrow.cuda;
   EXPECT_NE(narrow.cuda.find("(float)"), std::string::npos) << narrow.cuda;
