@@ -1,6 +1,6 @@
 """Builds parir_torch and its one C++ extension, parir_torch._C.
 
-The extension holds the compiler core (csrc/ir, passes, codegen), the Python front end
+The extension holds the compiler core (csrc/ir, passes, codegen, compiler), the Python front end
 (csrc/frontend), the runtime (csrc/runtime: NVRTC, driver, disk cache, the parir::launch op) and
 the bindings (csrc/python). It is compiled with the host C++ compiler only: kernels are compiled
 at run time by NVRTC, so no nvcc is needed. The CUDA headers are needed for the driver API's
@@ -40,7 +40,7 @@ def cuda_include_dirs():
 
 sources = sorted(
     glob.glob(os.path.join("csrc", sub, "*.cpp"))
-    for sub in ("ir", "passes", "codegen", "frontend", "runtime", "python")
+    for sub in ("ir", "frontend", "passes", "codegen", "compiler", "runtime", "python")
 )
 sources = [s for group in sources for s in group]
 

@@ -7,7 +7,7 @@
 
 #include "codegen/prelude.h"
 #include "ir/visitor.h"
-#include "passes/simplify.h"
+#include "codegen/plan_text.h"
 
 namespace parir {
 
@@ -76,7 +76,7 @@ const char* cuda_operator(BinaryOp op) {
 
 class KernelPrinter {
  public:
-  KernelPrinter(const Program& p, const Kernel& k, std::string& out)
+  KernelPrinter(const SpecializedFunction& p, const Kernel& k, std::string& out)
       : prog_(p), k_(k), out_(out) {}
 
   void print() {
@@ -105,7 +105,7 @@ class KernelPrinter {
   }
 
  private:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   const Kernel& k_;
   std::string& out_;
   int indent_ = 0;
@@ -113,43 +113,6 @@ class KernelPrinter {
   int last_line_ = -1;
   const SourceInfo* last_src_ = nullptr;  // the file of the last #line
   std::set<std::string> internal_;  // names the compiler made: printed as they are
-  std::map<std::string, int> nonneg_vars_;  // loop variables known to be >= 0, with depth
-
-  // Whether an index is certainly >= 0, so that Python's negative indexing needs no check.
-  bool nonnegative(const ExprPtr& e) const {
-    if (auto i = e->as<IntImm>()) return i->value >= 0;
-    if (auto v = e->as<Var>()) return nonneg_vars_.count(v->name) > 0;
-    if (auto c = e->as<Cast>()) return is_int(c->a->type.scalar) && nonnegative(c->a);
-    if (auto b = e->as<Binary>()) {
-      auto positive_const = [](const ExprPtr& x) {
-        auto i = x->as<IntImm>();
-        return i && i->value > 0;
-      };
-      switch (b->op) {
-        case BinaryOp::Add:
-        case BinaryOp::Mul:
-          return nonnegative(b->a) && nonnegative(b->b);
-        case BinaryOp::FloorDiv:
-        case BinaryOp::Mod:
-          return nonnegative(b->a) && positive_const(b->b);
-        default:
-          return false;
-      }
-    }
-    return false;
-  }
-
-  // Loop variables of loops over range(lo, hi, step) with constant lo >= 0 and step > 0.
-  void enter_loop(const For& f) {
-    auto lo = f.lo->as<IntImm>();
-    auto step = f.step->as<IntImm>();
-    if (lo && step && lo->value >= 0 && step->value > 0) ++nonneg_vars_[f.var];
-  }
-  void leave_loop(const For& f) {
-    auto it = nonneg_vars_.find(f.var);
-    if (it != nonneg_vars_.end() && --it->second == 0) nonneg_vars_.erase(it);
-  }
-
   std::string name(const std::string& n) const {
     return internal_.count(n) ? n : cuda_identifier(n);
   }
@@ -250,7 +213,7 @@ class KernelPrinter {
 
   void assign(const Assign& a) {
     std::string text = fmt::format("{} = {};", expr(a.target), expr(a.value));
-    if (a.target->as<Load>() && at_block_level()) {
+    if (a.target->as<FlatLoad>() && at_block_level()) {
       // Outside the thread-level loops every thread of the block (of the cluster) runs this
       // statement: one thread writes, and barriers order the write with the others' accesses.
       line(barrier());
@@ -294,9 +257,11 @@ class KernelPrinter {
   }
 
   // The loop header for `var` over range(lo, hi, step), starting at iteration `first` and
-  // advancing `stride` iterations at a time.
+  // advancing `stride` iterations at a time. `hi_text` is how the bound `hi` is printed (the
+  // name it was hoisted into, say).
   void loop_header(const std::string& v, const ExprPtr& lo, const ExprPtr& hi,
-                   const ExprPtr& step, const std::string& first, int64_t stride) {
+                   const std::string& hi_text, const ExprPtr& step, const std::string& first,
+                   int64_t stride) {
     auto s = step->as<IntImm>();
     std::string name = cuda_identifier(v);
     const std::string stride_text = stride == 1 ? "1" : fmt::format("{}L", stride);
@@ -310,14 +275,14 @@ class KernelPrinter {
                         : s->value == 1 ? stride_text
                                         : fmt::format("{} * {}", stride_text, s->value);
       line(fmt::format("for ({} {} = {}; {} {} {}; {} += {}) {{", loop_var_type(), name, start, name,
-                       s->value > 0 ? "<" : ">", expr(hi), name, inc));
+                       s->value > 0 ? "<" : ">", hi_text, name, inc));
       return;
     }
     // A step known only at run time: count iterations, as range() does.
     std::string k = "parir_k_" + name;
     line(fmt::format("const int64_t {}_lo = {}, {}_step = {};", k, expr(lo), k, expr(step)));
     line(fmt::format("const int64_t {}_n = parir::trip_count({}_lo, {}, {}_step);", k, k,
-                     expr(hi), k));
+                     hi_text, k));
     line(fmt::format("for (int64_t {} = {}; {} < {}_n; {} += {}) {{", k, first, k, k, k,
                      stride_text));
     line(fmt::format("  const {} {} = {}_lo + {} * {}_step;", loop_var_type(), name, k, k, k));
@@ -325,21 +290,18 @@ class KernelPrinter {
 
   void sequential_for(const For& f) {
     // range() evaluates its bounds once; hoist a bound that is not a constant.
-    ExprPtr hi = f.hi;
-    if (!hi->as<IntImm>()) {
-      std::string h = "parir_stop_" + cuda_identifier(f.var);
-      internal_.insert(h);
+    const bool hoisted = !f.hi->as<IntImm>();
+    std::string hi;
+    if (hoisted) {
+      hi = "parir_stop_" + cuda_identifier(f.var);
       line("{");
       ++indent_;
-      line(fmt::format("const int64_t {} = {};", h, expr(f.hi)));
-      hi = var(h, f.hi->loc, f.hi->type);
+      line(fmt::format("const int64_t {} = {};", hi, expr(f.hi)));
     }
-    loop_header(f.var, f.lo, hi, f.step, "0", 1);
-    enter_loop(f);
+    loop_header(f.var, f.lo, f.hi, hoisted ? hi : expr(f.hi), f.step, "0", 1);
     block(f.body);
-    leave_loop(f);
     line("}");
-    if (hi != f.hi) {
+    if (hoisted) {
       --indent_;
       line("}");
     }
@@ -360,11 +322,9 @@ class KernelPrinter {
       line(fmt::format("{} {} = {}::identity<{}>();", cuda_name(r->acc_type.scalar), r->acc,
                        op_struct(r->op), cuda_name(r->acc_type.scalar)));
     }
-    loop_header(f.var, f.lo, f.hi, f.step, worker, level.count);
+    loop_header(f.var, f.lo, f.hi, expr(f.hi), f.step, worker, level.count);
     ++depth_;
-    enter_loop(f);
     block(f.body);
-    leave_loop(f);
     --depth_;
     line("}");
     if (r) {
@@ -397,31 +357,13 @@ class KernelPrinter {
     line(fmt::format("{} = parir::block_reduce({}, {}());", acc, acc, op_struct(r.op)));
     if (k_.cluster > 1)
       line(fmt::format("{} = parir::cluster_reduce({}, {}());", acc, acc, op_struct(r.op)));
-    Type t = r.target->type;
-    ExprPtr acc_in_t = var(r.acc, r.target->loc, r.acc_type);
-    if (r.acc_type.scalar != t.scalar) acc_in_t = std::make_shared<Cast>(acc_in_t, t, r.target->loc);
-    bool tensor = r.target->as<Load>() != nullptr;
+    bool tensor = r.target->as<FlatLoad>() != nullptr;
     if (tensor && k_.atomic_reductions.count(&r)) {
       line(fmt::format("if ({}) parir::atomic_combine({}(), &{}, {});", writer(), op_struct(r.op),
-                       expr(r.target), expr(acc_in_t)));
+                       expr(r.target), expr(r.acc_value)));
       return;
     }
-    ExprPtr combined;
-    switch (r.op) {
-      case ReduceOp::Sum:
-        combined = binary(BinaryOp::Add, r.target, acc_in_t, r.target->loc, t);
-        break;
-      case ReduceOp::Prod:
-        combined = binary(BinaryOp::Mul, r.target, acc_in_t, r.target->loc, t);
-        break;
-      case ReduceOp::Min:
-      case ReduceOp::Max:
-        combined = std::make_shared<Call>(r.op == ReduceOp::Min ? Builtin::Min : Builtin::Max,
-                                          std::vector<ExprPtr>{r.target, acc_in_t}, t,
-                                          r.target->loc);
-        break;
-    }
-    std::string text = fmt::format("{} = {};", expr(r.target), expr(combined));
+    std::string text = fmt::format("{} = {};", expr(r.target), expr(r.combined));
     line(tensor ? fmt::format("if ({}) {}", writer(), text) : text);
   }
 
@@ -445,8 +387,8 @@ class KernelPrinter {
         return e->as<BoolImm>()->value ? "true" : "false";
       case ExprKind::Var:
         return name(e->as<Var>()->name);
-      case ExprKind::Load:
-        return load(*e->as<Load>());
+      case ExprKind::FlatLoad:
+        return load(*e->as<FlatLoad>());
       case ExprKind::Unary: {
         auto u = e->as<Unary>();
         const char* op = u->op == UnaryOp::Neg ? "-" : u->op == UnaryOp::Not ? "!" : "~";
@@ -472,13 +414,19 @@ class KernelPrinter {
         for (const auto& a : c->args) args.push_back(expr(a));
         return fmt::format("{}({})", c->fn->name, fmt::join(args, ", "));
       }
+      case ExprKind::Load:
+        internal_error("'{}' reaches code generation; call flatten_indices before generate_cuda",
+                       to_string(e));
       case ExprKind::Slice:
       case ExprKind::SliceReduce:
+        internal_error("'{}' reaches code generation; call lower_slices before generate_cuda",
+                       to_string(e));
       case ExprKind::CallFunction:
-        break;  // lower_slices and inline_functions have removed them
-
+        internal_error("'{}' reaches code generation; call inline_functions before "
+                       "generate_cuda",
+                       to_string(e));
     }
-    return "?";
+    internal_error("an expression of unknown kind reaches code generation");
   }
 
   // Conversions to and from the half types go through parir_half.h's helpers, which round
@@ -491,8 +439,6 @@ class KernelPrinter {
     if (is_half(from)) return fmt::format("parir::from_half<{}>({})", cuda_name(to), x);
     return fmt::format("(({}){})", cuda_name(to), x);
   }
-
-  static bool is_half(ScalarType t) { return t == ScalarType::F16 || t == ScalarType::BF16; }
 
   // C++ computes small integer types in int; wrap the result back to the type, as the GPU's
   // registers would hold it.
@@ -516,26 +462,9 @@ class KernelPrinter {
     }
   }
 
-  // x[i, j] -> x[i * stride0 + j * stride1]. Negative indices count from the end, as in Python:
-  // constants are adjusted here, other indices that may be negative are checked at run time.
-  std::string load(const Load& l) {
-    const TensorType& t = prog_.tensors.at(l.tensor);
-    Type i64{ScalarType::I64, false};
-    ExprPtr offset = int_imm(0, l.loc, i64);
-    for (size_t d = 0; d < l.indices.size(); ++d) {
-      ExprPtr idx = l.indices[d];
-      if (auto c = idx->as<IntImm>(); c && c->value < 0) {
-        idx = int_imm(c->value + t.shape[d], l.loc, i64);
-      } else if (!nonnegative(idx)) {
-        ExprPtr negative = binary(BinaryOp::Lt, idx, int_imm(0, l.loc, i64), l.loc,
-                                  Type{ScalarType::Bool, false});
-        ExprPtr wrapped = binary(BinaryOp::Add, idx, int_imm(t.shape[d], l.loc, i64), l.loc, i64);
-        idx = std::make_shared<Select>(negative, wrapped, idx, i64, l.loc);
-      }
-      ExprPtr term = binary(BinaryOp::Mul, idx, int_imm(t.strides[d], l.loc, i64), l.loc, i64);
-      offset = binary(BinaryOp::Add, offset, term, l.loc, i64);
-    }
-    return fmt::format("{}[{}]", cuda_identifier(l.tensor), index_expr(simplify(offset)));
+  // x.flat[offset] -> x[offset]: flatten_indices has computed the offset.
+  std::string load(const FlatLoad& l) {
+    return fmt::format("{}[{}]", cuda_identifier(l.tensor), index_expr(l.offset));
   }
 
   // Index arithmetic without the redundant parentheses of expr(), for readability.
@@ -563,7 +492,7 @@ class FindsHalfTypes : public IRVisitor {
   bool found = false;
 
  protected:
-  void check(ScalarType t) { found = found || t == ScalarType::F16 || t == ScalarType::BF16; }
+  void check(ScalarType t) { found = found || is_half(t); }
 #define X(n)                                \
   void visit_node(const n* node) override { \
     check(node->type.scalar);               \
@@ -587,17 +516,17 @@ class FindsExternHeaders : public IRVisitor {
   }
 };
 
-bool uses_half_types(const Program& prog, const Lowered& lowered) {
+bool uses_half_types(const SpecializedFunction& prog, const Lowered& lowered) {
   FindsHalfTypes finder;
   for (const auto& k : lowered.kernels) finder.visit(k.root);
   for (const auto& [name, t] : prog.tensors)
-    if (t.elem == ScalarType::F16 || t.elem == ScalarType::BF16) return true;
+    if (is_half(t.elem)) return true;
   return finder.found;
 }
 
 }  // namespace
 
-std::string generate_cuda(const Program& prog, const Lowered& lowered) {
+std::string generate_cuda(const SpecializedFunction& prog, const Lowered& lowered) {
   std::string out;
   out += fmt::format("// CUDA C++ generated by parir-torch from {}() in {}\n", prog.name,
                      prog.source->filename);

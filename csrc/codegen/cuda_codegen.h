@@ -1,6 +1,6 @@
 #pragma once
 
-#include "passes/kernel.h"
+#include "ir/kernel.h"
 
 namespace parir {
 
@@ -8,7 +8,7 @@ namespace parir {
 // comment lines (launch_plan.h). Statements carry `#line` directives back to the user's Python
 // file, so NVRTC's diagnostics point at the user's code. The source includes "parir.h"
 // (prelude.h), which the compiler supplies.
-std::string generate_cuda(const Program& prog, const Lowered& lowered);
+std::string generate_cuda(const SpecializedFunction& prog, const Lowered& lowered);
 
 // The C++ spelling of a user's name: names that C++ or CUDA reserve get a trailing underscore.
 std::string cuda_identifier(const std::string& name);

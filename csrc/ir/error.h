@@ -62,4 +62,18 @@ template <typename... Args>
   throw Error(fmt::format(f, std::forward<Args>(args)...));
 }
 
+// A broken invariant of the compiler itself rather than a mistake in the user's program: a pass
+// meets IR that an earlier pass should have removed or built. The message names that pass.
+template <typename... Args>
+[[noreturn]] void internal_error(fmt::format_string<Args...> f, Args&&... args) {
+  throw Error("parir internal error: " + fmt::format(f, std::forward<Args>(args)...) +
+              " (a bug in parir-torch, not in your program)");
+}
+
+// PARIR_CHECK(kernel.levels.size() > 0, "call map_parallelism before flatten_indices");
+#define PARIR_CHECK(cond, ...)                              \
+  do {                                                      \
+    if (!(cond)) ::parir::internal_error(__VA_ARGS__);      \
+  } while (0)
+
 }  // namespace parir

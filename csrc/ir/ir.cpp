@@ -108,6 +108,10 @@ std::string expr_text(const ExprNode& e) {
       for (const auto& i : n.indices) idx.push_back(expr_text(*i));
       return fmt::format("{}[{}]", n.tensor, fmt::join(idx, ", "));
     }
+    case ExprKind::FlatLoad: {
+      const auto& n = static_cast<const FlatLoad&>(e);
+      return fmt::format("{}.flat[{}]", n.tensor, expr_text(*n.offset));
+    }
     case ExprKind::Unary: {
       const auto& n = static_cast<const Unary&>(e);
       const char* op = n.op == UnaryOp::Neg ? "-" : n.op == UnaryOp::Not ? "not " : "~";

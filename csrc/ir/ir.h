@@ -41,6 +41,7 @@ namespace parir {
   X(BoolImm)                   \
   X(Var)                       \
   X(Load)                      \
+  X(FlatLoad)                  \
   X(Unary)                     \
   X(Binary)                    \
   X(Call)                      \
@@ -122,6 +123,17 @@ struct Load : ExprNode {
   std::vector<ExprPtr> indices;
   Load(std::string t, std::vector<ExprPtr> idx, Type ty, Loc l)
       : ExprNode(static_kind, ty, l), tensor(std::move(t)), indices(std::move(idx)) {}
+};
+
+// tensor[offset]: one element of a tensor parameter at an element offset from its first element,
+// after flatten_indices has turned a Load's indices into an offset through the tensor's strides.
+// Only kernels hold FlatLoads, and they hold no Loads.
+struct FlatLoad : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::FlatLoad;
+  std::string tensor;
+  ExprPtr offset;  // int64
+  FlatLoad(std::string t, ExprPtr off, Type ty, Loc l)
+      : ExprNode(static_kind, ty, l), tensor(std::move(t)), offset(std::move(off)) {}
 };
 
 enum class UnaryOp : uint8_t { Neg, Not, BitNot };
@@ -279,22 +291,29 @@ struct ExternCall : ExprNode {
 struct LoopPar {
   int64_t threads = 1;
   bool reduce = false;
-  int64_t tpb = 0;  // threads per block; 0 = the default (1024)
+  int64_t tpb = 0;  // threads per block; 0 = the default (kDefaultThreadsPerBlock)
   bool operator==(const LoopPar& o) const {
     return threads == o.threads && reduce == o.reduce && tpb == o.tpb;
   }
+
+  static constexpr int64_t kDefaultThreadsPerBlock = 1024;
+  int64_t threads_per_block() const { return tpb ? tpb : kDefaultThreadsPerBlock; }
 };
 
 // A reduction loop (a For whose LoopPar has .reduce()), as detect_reductions finds it: every
 // iteration combines a value into `target` with `op`. In the loop body the target is replaced
 // by the accumulator `acc`, a per-thread variable of type `acc_type` that starts at the op's
 // identity; after the loop the threads' accumulators are combined and then combined into the
-// target (a local, or a tensor element that does not depend on the loop).
+// target (a local, or a tensor element that does not depend on the loop) as `target = combined`.
 struct Reduction {
   ReduceOp op;
   std::string acc;
   Type acc_type;
   ExprPtr target;
+  // The accumulator converted to the target's type, and the target combined with it
+  // (`target + acc_value`, `parir.min(target, acc_value)`, ...): what the threads' combined
+  // result is stored as.
+  ExprPtr acc_value, combined;
 };
 
 struct StmtNode;

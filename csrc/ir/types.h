@@ -45,6 +45,7 @@ bool is_float(ScalarType t);
 bool is_signed_int(ScalarType t);
 bool is_unsigned_int(ScalarType t);
 inline bool is_int(ScalarType t) { return is_signed_int(t) || is_unsigned_int(t); }
+inline bool is_half(ScalarType t) { return t == ScalarType::F16 || t == ScalarType::BF16; }  // float16, bfloat16
 inline bool is_bool(ScalarType t) { return t == ScalarType::Bool; }
 
 // The type of a scalar value in the IR. `weak` marks literals and Python scalar arguments,

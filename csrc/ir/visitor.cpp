@@ -40,6 +40,7 @@ void IRVisitor::visit_node(const Var*) {}
 void IRVisitor::visit_node(const Load* n) {
   for (const auto& i : n->indices) visit(i);
 }
+void IRVisitor::visit_node(const FlatLoad* n) { visit(n->offset); }
 void IRVisitor::visit_node(const Unary* n) { visit(n->a); }
 void IRVisitor::visit_node(const Binary* n) {
   visit(n->a);
@@ -153,6 +154,12 @@ ExprPtr IRMutator::mutate_node(const Load* n, const ExprPtr& self) {
   for (const auto& i : n->indices) idx.push_back(mutate(i));
   if (same(idx, n->indices)) return self;
   return std::make_shared<Load>(n->tensor, std::move(idx), n->type, n->loc);
+}
+
+ExprPtr IRMutator::mutate_node(const FlatLoad* n, const ExprPtr& self) {
+  ExprPtr offset = mutate(n->offset);
+  if (offset == n->offset) return self;
+  return std::make_shared<FlatLoad>(n->tensor, std::move(offset), n->type, n->loc);
 }
 
 ExprPtr IRMutator::mutate_node(const Unary* n, const ExprPtr& self) {

@@ -9,11 +9,11 @@ namespace {
 
 class ApplySpec : public IRMutator {
  public:
-  ApplySpec(const Program& p, const ParallelSpec& s) : prog_(p), spec_(s) {}
+  ApplySpec(const SpecializedFunction& p, const ParallelSpec& s) : prog_(p), spec_(s) {}
   std::set<std::string> used;
 
  protected:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   const ParallelSpec& spec_;
 
   // The LoopPar for a statement's labels, if any of them is in the spec.
@@ -70,7 +70,7 @@ class ApplySpec : public IRMutator {
 
 }  // namespace
 
-void apply_parallel_spec(Program& prog, const ParallelSpec& spec) {
+void apply_parallel_spec(SpecializedFunction& prog, const ParallelSpec& spec) {
   for (const auto& [label, par] : spec) {
     if (par.threads < 0)
       fail("label '{}': the number of threads must not be negative (got {})", label, par.threads);

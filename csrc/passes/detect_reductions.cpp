@@ -3,8 +3,8 @@
 #include <set>
 
 #include "ir/visitor.h"
-#include "passes/fresh_names.h"
-#include "passes/queries.h"
+#include "ir/fresh_names.h"
+#include "ir/queries.h"
 
 namespace parir {
 namespace {
@@ -55,7 +55,7 @@ std::optional<Accumulation> match(const ExprPtr& target, const ExprPtr& value) {
 // Rewrites the accumulations of one reduce loop's body.
 class RewriteBody : public IRMutator {
  public:
-  RewriteBody(const Program& p, const For& loop, std::string acc)
+  RewriteBody(const SpecializedFunction& p, const For& loop, std::string acc)
       : prog_(p), loop_(loop), acc_(std::move(acc)) {}
 
   ExprPtr target;
@@ -65,7 +65,7 @@ class RewriteBody : public IRMutator {
   std::vector<Loc> target_reads;
 
  protected:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   const For& loop_;
   std::string acc_;
 
@@ -94,7 +94,7 @@ class RewriteBody : public IRMutator {
       // float16 and bfloat16 in float32. The result is rounded to the target's type once.
       ScalarType acc = t;
       if (is_int(t) && size_in_bytes(t) < 4) acc = ScalarType::I64;
-      if (t == ScalarType::F16 || t == ScalarType::BF16) acc = ScalarType::F32;
+      if (is_half(t)) acc = ScalarType::F32;
       acc_type = Type{acc, false};
     } else if (*op != m->op) {
       prog_.error(n->loc, fmt::format("this loop's reduction combines with {} here but with {} "
@@ -136,12 +136,34 @@ class RewriteBody : public IRMutator {
   }
 };
 
+// The statement that stores the threads' combined result: target = target op acc, with the
+// accumulator converted to the target's type.
+void combine_into_target(Reduction& r) {
+  const Type t = r.target->type;
+  const Loc loc = r.target->loc;
+  r.acc_value = var(r.acc, loc, r.acc_type);
+  if (r.acc_type.scalar != t.scalar) r.acc_value = std::make_shared<Cast>(r.acc_value, t, loc);
+  switch (r.op) {
+    case ReduceOp::Sum:
+      r.combined = binary(BinaryOp::Add, r.target, r.acc_value, loc, t);
+      break;
+    case ReduceOp::Prod:
+      r.combined = binary(BinaryOp::Mul, r.target, r.acc_value, loc, t);
+      break;
+    case ReduceOp::Min:
+    case ReduceOp::Max:
+      r.combined = std::make_shared<Call>(r.op == ReduceOp::Min ? Builtin::Min : Builtin::Max,
+                                          std::vector<ExprPtr>{r.target, r.acc_value}, t, loc);
+      break;
+  }
+}
+
 class Detect : public IRMutator {
  public:
-  explicit Detect(const Program& p) : prog_(p), names_(p) {}
+  explicit Detect(const SpecializedFunction& p) : prog_(p), names_(p) {}
 
  protected:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   FreshNames names_;
 
   StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
@@ -177,7 +199,9 @@ class Detect : public IRMutator {
                       fmt::format("the reduction target {} changes within the reduction loop on "
                                   "line {}; a reduction combines into one place",
                                   to_string(find.target), n->loc.line));
-    auto r = std::make_shared<Reduction>(Reduction{*find.op, acc, find.acc_type, find.target});
+    auto r = std::make_shared<Reduction>(
+        Reduction{*find.op, acc, find.acc_type, find.target, nullptr, nullptr});
+    combine_into_target(*r);
     return std::make_shared<For>(n->var, n->lo, n->hi, n->step, std::move(body), n->loc,
                                  n->labels, n->par, std::move(r));
   }
@@ -185,6 +209,6 @@ class Detect : public IRMutator {
 
 }  // namespace
 
-void detect_reductions(Program& prog) { prog.body = Detect(prog).mutate(prog.body); }
+void detect_reductions(SpecializedFunction& prog) { prog.body = Detect(prog).mutate(prog.body); }
 
 }  // namespace parir

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "passes/program.h"
+#include "ir/specialized_function.h"
 
 namespace parir {
 
@@ -14,6 +14,6 @@ namespace parir {
 // parallel loop, and one around further parallel loops reduces through its innermost loops.
 // Errors: accumulations with different operations, a target read or assigned other than by its
 // accumulation, a target that changes within the loop, and a bool target. Requires typed IR.
-void detect_reductions(Program& prog);
+void detect_reductions(SpecializedFunction& prog);
 
 }  // namespace parir

@@ -37,11 +37,11 @@ ExprPtr truth(const ExprPtr& e) {
 
 class Typer : public IRMutator {
  public:
-  Typer(const Program& p, std::map<std::string, Type>& locals, bool final_pass)
+  Typer(const SpecializedFunction& p, std::map<std::string, Type>& locals, bool final_pass)
       : prog_(p), locals_(locals), final_(final_pass), loop_var_{p.int_type, true} {}
 
  protected:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   std::map<std::string, Type>& locals_;
   bool final_;                        // the pass that keeps its result and reports all errors
   std::map<std::string, int> loop_vars_;  // in scope, with nesting count
@@ -305,7 +305,7 @@ class Typer : public IRMutator {
 
 }  // namespace
 
-void infer_types(Program& prog) {
+void infer_types(SpecializedFunction& prog) {
   // Locals get their types from the values assigned to them, which may mention other locals:
   // iterate until nothing changes (each round can only widen a type, so this terminates).
   std::map<std::string, Type> locals;

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "passes/program.h"
+#include "ir/specialized_function.h"
 
 namespace parir {
 
@@ -14,6 +14,6 @@ namespace parir {
 //   type of their tensor or the type of their local.
 // Errors: undefined names, use before assignment, assignment to a loop variable, float indices,
 // bit operations on floats, and the like.
-void infer_types(Program& prog);
+void infer_types(SpecializedFunction& prog);
 
 }  // namespace parir

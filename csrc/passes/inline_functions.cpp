@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "ir/queries.h"
 #include "ir/visitor.h"
 
 namespace parir {
@@ -10,23 +11,6 @@ namespace {
 [[noreturn]] void error_in(const Function& f, const Loc& loc, const std::string& msg) {
   throw_at(loc.src ? *loc.src : *f.source, loc, msg);
 }
-
-// Every name a function binds or reads: parameters, locals, loop variables, tensors.
-class NameCollector : public IRVisitor {
- public:
-  std::set<std::string> names;
-
- protected:
-  void visit_node(const Var* n) override { names.insert(n->name); }
-  void visit_node(const Load* n) override {
-    names.insert(n->tensor);
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const For* n) override {
-    names.insert(n->var);
-    IRVisitor::visit_node(n);
-  }
-};
 
 // What a called function does with its names.
 class Usage : public IRVisitor {
@@ -154,16 +138,14 @@ Body assign_returns(const Body& body, const std::string& result) {
 class Inliner : public IRMutator {
  public:
   Inliner(const Function& top, const CalleeTable& table) : env_(&top), table_(table) {
-    NameCollector c;
-    c.visit(top.body);
-    for (const auto& p : top.params) c.names.insert(p.name);
+    used_ = names_in(top.body);
+    for (const auto& p : top.params) used_.insert(p.name);
     for (const auto& [fn, entries] : table)
       for (const auto& [name, callee] : entries)
         if (callee.function) {
-          c.visit(callee.function->body);
-          for (const auto& p : callee.function->params) c.names.insert(p.name);
+          used_.merge(names_in(callee.function->body));
+          for (const auto& p : callee.function->params) used_.insert(p.name);
         }
-    used_ = std::move(c.names);
     stack_.push_back(&top);
   }
 

@@ -1,7 +1,8 @@
 #include "passes/lower_slices.h"
 
+#include "ir/arith.h"
 #include "ir/visitor.h"
-#include "passes/fresh_names.h"
+#include "ir/fresh_names.h"
 #include "passes/simplify.h"
 
 namespace parir {
@@ -59,7 +60,7 @@ ExprPtr i64(int64_t v, Loc l) { return int_imm(v, l); }
 
 class Lowering {
  public:
-  Lowering(const Program& p, FreshNames& names, const Assign& a, bool host_level)
+  Lowering(const SpecializedFunction& p, FreshNames& names, const Assign& a, bool host_level)
       : prog_(p), names_(names), a_(a), host_(host_level) {}
 
   Body run() {
@@ -85,7 +86,7 @@ class Lowering {
   }
 
  private:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   FreshNames& names_;
   const Assign& a_;
   bool host_;
@@ -379,7 +380,7 @@ class Lowering {
 
 class LowerSlices : public IRMutator {
  public:
-  LowerSlices(const Program& p, const ParallelSpec& spec) : prog_(p), spec_(spec), names_(p) {}
+  LowerSlices(const SpecializedFunction& p, const ParallelSpec& spec) : prog_(p), spec_(spec), names_(p) {}
 
   Body mutate(const Body& body) override {
     Body out;
@@ -397,7 +398,7 @@ class LowerSlices : public IRMutator {
   using IRMutator::mutate;
 
  protected:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   const ParallelSpec& spec_;
   FreshNames names_;
   int parallel_depth_ = 0;
@@ -426,10 +427,10 @@ class LowerSlices : public IRMutator {
 // Slices left anywhere but in assignments.
 class RejectSlices : public IRVisitor {
  public:
-  explicit RejectSlices(const Program& p) : prog_(p) {}
+  explicit RejectSlices(const SpecializedFunction& p) : prog_(p) {}
 
  protected:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   void visit_node(const Slice* n) override {
     prog_.error(n->loc, "slices can only be used in assignments, as in y[:] = x[:] * 2");
   }
@@ -441,7 +442,7 @@ class RejectSlices : public IRVisitor {
 
 }  // namespace
 
-void lower_slices(Program& prog, const ParallelSpec& spec) {
+void lower_slices(SpecializedFunction& prog, const ParallelSpec& spec) {
   prog.body = LowerSlices(prog, spec).mutate(prog.body);
   RejectSlices(prog).visit(prog.body);
 }

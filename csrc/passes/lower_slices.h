@@ -1,6 +1,6 @@
 #pragma once
 
-#include "passes/program.h"
+#include "ir/specialized_function.h"
 
 namespace parir {
 
@@ -15,6 +15,6 @@ namespace parir {
 // be constants. Errors: mismatched extents, a slice assigned to a local (which would need a new
 // tensor), slices outside assignments. Runs after specialize_arguments and before
 // apply_parallel_spec (it uses the spec only to tell parallel code from host code).
-void lower_slices(Program& prog, const ParallelSpec& spec);
+void lower_slices(SpecializedFunction& prog, const ParallelSpec& spec);
 
 }  // namespace parir

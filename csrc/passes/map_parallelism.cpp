@@ -4,12 +4,11 @@
 #include <set>
 
 #include "ir/visitor.h"
-#include "passes/queries.h"
+#include "ir/queries.h"
 
 namespace parir {
 namespace {
 
-constexpr int64_t kDefaultTpb = 1024;
 constexpr int64_t kMaxGrid = 2147483647;  // gridDim.x limit
 
 struct LevelUse {
@@ -40,14 +39,14 @@ class KernelScan : public IRVisitor {
  public:
   // depth: the parallel depth of the statements visited first (1 inside a GpuBlock root, whose
   // block is level 0).
-  KernelScan(const Program& p, Kernel& k, int depth, int thread_depth, bool writes_need_one_block)
+  KernelScan(const SpecializedFunction& p, Kernel& k, int depth, int thread_depth, bool writes_need_one_block)
       : prog_(p), k_(k), thread_depth_(thread_depth), one_block_(writes_need_one_block),
         depth_(depth) {}
 
   std::set<std::string> tensors, written, host_vars;
 
  protected:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   Kernel& k_;
   int thread_depth_;  // parallel depth of the thread level; -1 when there is none
   bool one_block_;
@@ -184,7 +183,7 @@ bool has_reduction(const StmtPtr& s) {
   return f.found;
 }
 
-void map_kernel(const Program& prog, Kernel& k, const CompileOptions& opts) {
+void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions& opts) {
   LevelCollector collect;
   bool gpu_root = k.root->as<GpuBlock>() != nullptr;
   if (gpu_root) collect.depth = 1;  // the block itself is level 0
@@ -210,7 +209,7 @@ void map_kernel(const Program& prog, Kernel& k, const CompileOptions& opts) {
       tpb = t;
       tpb_loop = u.loop;
     }
-  if (!tpb) tpb = kDefaultTpb;
+  if (!tpb) tpb = LoopPar::kDefaultThreadsPerBlock;
 
   bool has_threads = !(gpu_root && uses.size() == 1);
   for (size_t d = 0; d < uses.size(); ++d) {
@@ -281,7 +280,7 @@ void map_kernel(const Program& prog, Kernel& k, const CompileOptions& opts) {
 
 }  // namespace
 
-void map_parallelism(const Program& prog, Lowered& lowered, const CompileOptions& opts) {
+void map_parallelism(const SpecializedFunction& prog, Lowered& lowered, const CompileOptions& opts) {
   int64_t m = opts.max_thread_blocks_per_cluster;
   if (opts.use_cuda_thread_block_clusters && (m < 1 || m > 16 || (m & (m - 1)) != 0))
     fail("max_thread_blocks_per_cluster must be a power of two from 1 to 16 (got {})", m);

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "passes/kernel.h"
+#include "ir/kernel.h"
 
 namespace parir {
 
@@ -19,6 +19,6 @@ namespace parir {
 // With opts.use_cuda_thread_block_clusters, a kernel whose innermost level reduces over several blocks (at most
 // opts.max_thread_blocks_per_cluster) runs those blocks as a thread block cluster, and its reductions
 // combine through distributed shared memory rather than global atomics.
-void map_parallelism(const Program& prog, Lowered& lowered, const CompileOptions& opts);
+void map_parallelism(const SpecializedFunction& prog, Lowered& lowered, const CompileOptions& opts);
 
 }  // namespace parir

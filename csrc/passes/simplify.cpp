@@ -2,85 +2,12 @@
 
 #include <cmath>
 
+#include "ir/arith.h"
 #include "ir/visitor.h"
 
 namespace parir {
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-
 namespace {
-
-// Two's complement wrap-around, without signed-overflow undefined behaviour.
-int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
-
-std::optional<int64_t> fold_int(BinaryOp op, int64_t a, int64_t b) {
-  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-  switch (op) {
-    case BinaryOp::Add:
-      return wrap(ua + ub);
-    case BinaryOp::Sub:
-      return wrap(ua - ub);
-    case BinaryOp::Mul:
-      return wrap(ua * ub);
-    case BinaryOp::FloorDiv:
-      if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
-      return floor_div(a, b);
-    case BinaryOp::Mod:
-      if (b == 0 || b == -1) return b == -1 ? std::optional<int64_t>(0) : std::nullopt;
-      return floor_mod(a, b);
-    case BinaryOp::BitAnd:
-      return a & b;
-    case BinaryOp::BitOr:
-      return a | b;
-    case BinaryOp::BitXor:
-      return a ^ b;
-    case BinaryOp::Shl:
-      if (b < 0 || b > 63) return std::nullopt;
-      return wrap(ua << b);
-    case BinaryOp::Shr:
-      if (b < 0 || b > 63) return std::nullopt;
-      return a >> b;
-    case BinaryOp::Pow: {
-      if (b < 0) return std::nullopt;
-      uint64_t r = 1, base = ua;
-      for (int64_t e = b; e > 0; e >>= 1, base *= base)
-        if (e & 1) r *= base;
-      return wrap(r);
-    }
-    default:
-      return std::nullopt;
-  }
-}
-
-template <typename T>
-std::optional<bool> compare(BinaryOp op, T a, T b) {
-  switch (op) {
-    case BinaryOp::Eq:
-      return a == b;
-    case BinaryOp::Ne:
-      return a != b;
-    case BinaryOp::Lt:
-      return a < b;
-    case BinaryOp::Le:
-      return a <= b;
-    case BinaryOp::Gt:
-      return a > b;
-    case BinaryOp::Ge:
-      return a >= b;
-    default:
-      return std::nullopt;
-  }
-}
 
 std::optional<double> fold_float(BinaryOp op, double a, double b, ScalarType t) {
   // float16 and bfloat16 arithmetic is left to the GPU, which rounds as those types do.
@@ -218,6 +145,6 @@ class Simplify : public IRMutator {
 
 ExprPtr simplify(const ExprPtr& e) { return Simplify().mutate(e); }
 Body simplify(const Body& body) { return Simplify().mutate(body); }
-void simplify(Program& prog) { prog.body = simplify(prog.body); }
+void simplify(SpecializedFunction& prog) { prog.body = simplify(prog.body); }
 
 }  // namespace parir

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "passes/program.h"
+#include "ir/specialized_function.h"
 
 namespace parir {
 
@@ -8,13 +8,9 @@ namespace parir {
 // removes the identities `x + 0`, `x * 1`, `x // 1` from integer arithmetic, and replaces an
 // `if` on a constant condition by the branch taken. Keeps generated code and launch plans small
 // and readable. Requires typed IR (infer_types).
-void simplify(Program& prog);
+void simplify(SpecializedFunction& prog);
 
 ExprPtr simplify(const ExprPtr& e);
 Body simplify(const Body& body);
-
-// Python's floor division and modulo for integers (b != 0).
-int64_t floor_div(int64_t a, int64_t b);
-int64_t floor_mod(int64_t a, int64_t b);
 
 }  // namespace parir

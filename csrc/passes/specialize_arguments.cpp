@@ -10,12 +10,12 @@ namespace {
 
 class Specialize : public IRMutator {
  public:
-  Specialize(const Program& p, const std::map<std::string, ExprPtr>& scalars,
+  Specialize(const SpecializedFunction& p, const std::map<std::string, ExprPtr>& scalars,
              const std::set<std::string>& dicts)
       : prog_(p), scalars_(scalars), dicts_(dicts) {}
 
  protected:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   const std::map<std::string, ExprPtr>& scalars_;
   const std::set<std::string>& dicts_;
 
@@ -139,9 +139,9 @@ void signature_items(const std::string& name, const ArgValue& a, std::vector<std
 
 }  // namespace
 
-Program specialize_arguments(const Function& fn, const std::vector<ArgValue>& args,
+SpecializedFunction specialize_arguments(const Function& fn, const std::vector<ArgValue>& args,
                              const CompileOptions& opts) {
-  Program p;
+  SpecializedFunction p;
   p.name = fn.name;
   p.source = fn.source;
   if (opts.force_int_size != ScalarType::Unknown) {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "passes/program.h"
+#include "ir/specialized_function.h"
 
 namespace parir {
 
@@ -9,7 +9,7 @@ namespace parir {
 // parameters get their types. Checks the argument count, that tensors are only indexed (with one
 // index per dimension) and scalars never are, and that parameters are not assigned to. Python
 // numbers take the default int and float types of `opts` (force_int_size, force_float_size).
-Program specialize_arguments(const Function& fn, const std::vector<ArgValue>& args,
+SpecializedFunction specialize_arguments(const Function& fn, const std::vector<ArgValue>& args,
                              const CompileOptions& opts);
 
 }  // namespace parir

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "ir/visitor.h"
-#include "passes/queries.h"
+#include "ir/queries.h"
 
 namespace parir {
 namespace {
@@ -12,11 +12,11 @@ namespace {
 // arithmetic, but no tensor elements, locals or floats.
 class HostExprCheck : public IRVisitor {
  public:
-  HostExprCheck(const Program& p, const std::set<std::string>& host_vars, const char* what)
+  HostExprCheck(const SpecializedFunction& p, const std::set<std::string>& host_vars, const char* what)
       : prog_(p), host_vars_(host_vars), what_(what) {}
 
  protected:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   const std::set<std::string>& host_vars_;
   const char* what_;
 
@@ -71,7 +71,7 @@ class HostExprCheck : public IRVisitor {
 
 class Splitter {
  public:
-  explicit Splitter(const Program& p) : prog_(p) {}
+  explicit Splitter(const SpecializedFunction& p) : prog_(p) {}
 
   Lowered run() {
     if (!contains_parallel_code(prog_.body, /*gpu_blocks=*/true)) no_parallel_code();
@@ -93,7 +93,7 @@ class Splitter {
   }
 
  private:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
   std::set<std::string> host_vars_;
   std::vector<StmtPtr> roots_;
 
@@ -154,6 +154,6 @@ class Splitter {
 
 }  // namespace
 
-Lowered split_host_device(const Program& prog) { return Splitter(prog).run(); }
+Lowered split_host_device(const SpecializedFunction& prog) { return Splitter(prog).run(); }
 
 }  // namespace parir

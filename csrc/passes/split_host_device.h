@@ -1,6 +1,6 @@
 #pragma once
 
-#include "passes/kernel.h"
+#include "ir/kernel.h"
 
 namespace parir {
 
@@ -9,6 +9,6 @@ namespace parir {
 // around them stay on the host and become the launch plan. Any other statement outside parallel
 // code is an error that suggests `with parir.gpu:`. Kernel names are the function's name, with
 // _0, _1, ... appended when there are several. The grid mapping is left to map_parallelism.
-Lowered split_host_device(const Program& prog);
+Lowered split_host_device(const SpecializedFunction& prog);
 
 }  // namespace parir

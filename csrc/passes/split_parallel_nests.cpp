@@ -7,10 +7,6 @@
 namespace parir {
 namespace {
 
-constexpr int64_t kDefaultTpb = 1024;
-
-int64_t tpb_of(const LoopPar& p) { return p.tpb ? p.tpb : kDefaultTpb; }
-
 // Locals assigned and read in a list of statements.
 class LocalUse : public IRVisitor {
  public:
@@ -26,7 +22,7 @@ class LocalUse : public IRVisitor {
 };
 
 // Checks that no part reads a local that an earlier part assigns.
-void check_parts(const Program& prog, const std::vector<Body>& parts, const char* why) {
+void check_parts(const SpecializedFunction& prog, const std::vector<Body>& parts, const char* why) {
   std::map<std::string, Loc> earlier;
   for (const auto& part : parts) {
     LocalUse use;
@@ -51,7 +47,7 @@ const For* parallel_loop(const StmtPtr& s) {
 
 class Split : public IRMutator {
  public:
-  explicit Split(const Program& p) : prog_(p) {}
+  explicit Split(const SpecializedFunction& p) : prog_(p) {}
 
   Body mutate(const Body& body) override {
     Body out;
@@ -69,7 +65,7 @@ class Split : public IRMutator {
   using IRMutator::mutate;
 
  private:
-  const Program& prog_;
+  const SpecializedFunction& prog_;
 
   // Host code only: the mutators stop at kernels (handled in mutate(Body) above).
   Body split_loop(const For& f, const StmtPtr& self) {
@@ -79,7 +75,7 @@ class Split : public IRMutator {
     bool differ = false, one_block = true;
     for (const For* c : children) {
       differ = differ || c->par->threads != children[0]->par->threads;
-      one_block = one_block && c->par->threads <= tpb_of(*c->par);
+      one_block = one_block && c->par->threads <= c->par->threads_per_block();
     }
     if (!differ || one_block) return {self};
     // Group the body: each group runs up to and including a run of siblings with one thread
@@ -104,7 +100,7 @@ class Split : public IRMutator {
   Body split_gpu_block(const GpuBlock& g, const StmtPtr& self) {
     bool needs_blocks = false;
     for (const auto& s : g.body)
-      if (auto c = parallel_loop(s)) needs_blocks = needs_blocks || c->par->threads > tpb_of(*c->par);
+      if (auto c = parallel_loop(s)) needs_blocks = needs_blocks || c->par->threads > c->par->threads_per_block();
     if (!needs_blocks) return {self};
     std::vector<Body> parts;
     std::vector<bool> is_loop;
@@ -131,6 +127,6 @@ class Split : public IRMutator {
 
 }  // namespace
 
-void split_parallel_nests(Program& prog) { prog.body = Split(prog).mutate(prog.body); }
+void split_parallel_nests(SpecializedFunction& prog) { prog.body = Split(prog).mutate(prog.body); }
 
 }  // namespace parir

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "passes/program.h"
+#include "ir/specialized_function.h"
 
 namespace parir {
 
@@ -14,6 +14,6 @@ namespace parir {
 //   parallel loop becomes a kernel of its own, so kernel boundaries order them.
 // A local assigned in one part and read in a later one would not survive the split: that is an
 // error naming both. Requires typed IR; runs before split_host_device.
-void split_parallel_nests(Program& prog);
+void split_parallel_nests(SpecializedFunction& prog);
 
 }  // namespace parir

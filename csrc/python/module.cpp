@@ -5,8 +5,8 @@
 #include "codegen/prelude.h"
 #include "frontend/python_ast.h"
 #include "ir/visitor.h"
-#include "passes/pipeline.h"
-#include "passes/queries.h"
+#include "compiler/pipeline.h"
+#include "ir/queries.h"
 #include "runtime/disk_cache.h"
 #include "runtime/driver.h"
 #include "runtime/launch.h"
@@ -74,18 +74,7 @@ PYBIND11_MODULE(_C, m) {
   py::class_<Function, std::shared_ptr<Function>>(m, "Function")
       .def_property_readonly("name", [](const Function& f) { return f.name; })
       .def_property_readonly("called_names",
-                             [](const Function& f) {
-                               // The names of the Python functions the body calls.
-                               struct Names : IRVisitor {
-                                 std::set<std::string> names;
-                                 void visit_node(const CallFunction* n) override {
-                                   names.insert(n->name);
-                                   IRVisitor::visit_node(n);
-                                 }
-                               } v;
-                               v.visit(f.body);
-                               return v.names;
-                             })
+                             [](const Function& f) { return called_names(f.body); })
       .def_property_readonly("params", [](const Function& f) {
         std::vector<std::string> names;
         for (const auto& p : f.params) names.push_back(p.name);

@@ -5,10 +5,12 @@
 #include <map>
 #include <unordered_map>
 
+#include "codegen/plan_text.h"
 #include "codegen/prelude.h"
 #include "ir/error.h"
 #include "runtime/disk_cache.h"
 #include "runtime/driver.h"
+#include "runtime/plan_runner.h"
 
 #ifndef PARIR_VERSION
 #define PARIR_VERSION "dev"
@@ -57,7 +59,7 @@ CUfunction lookup_function(const Driver& drv, CUmodule module, const std::string
 
 struct Program::Module {
   CUmodule module = nullptr;
-  std::unordered_map<std::string, CUfunction> functions;
+  std::vector<CUfunction> functions;  // by LaunchPlan::kernels index
   // With cuda_graphs: the plan captured for the tensors at `graph_params`, and the stream it
   // is captured on (the legacy default stream cannot be captured). Guarded by Program::mutex_.
   CUstream capture_stream = nullptr;
@@ -243,20 +245,20 @@ const Program::Module& Program::module_for(int device, CUstream stream, bool cap
   auto m = std::make_unique<Module>();
   drv.check(drv.cuModuleLoadData(&m->module, bin.binary.data()), "cuModuleLoadData");
   ++loaded_modules;
-  // Resolve every kernel now, so that launching needs no lock and no lookup by name.
-  // Every launched kernel, with the largest cluster it is launched with.
-  std::map<std::string, int64_t> names;
+  // Resolve every kernel now, so that launching needs no lock and no lookup by name. Each
+  // kernel may use the largest cluster it is launched with.
+  std::vector<int64_t> cluster(plan_.kernels.size(), 1);
   for_each_launch(plan_.steps, [&](const PlanStep& step) {
-    names[step.kernel] = std::max(names[step.kernel], step.cluster);
+    cluster[step.kernel_index] = std::max(cluster[step.kernel_index], step.cluster);
   });
   try {
-    for (const auto& [name, cluster] : names) {
-      CUfunction f = lookup_function(drv, m->module, name);
-      if (cluster > 8)  // beyond the portable cluster size (H100 and H200 allow 16)
+    for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+      CUfunction f = lookup_function(drv, m->module, plan_.kernels[k]);
+      if (cluster[k] > 8)  // beyond the portable cluster size (H100 and H200 allow 16)
         drv.check(
             drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
             "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
-      m->functions[name] = f;
+      m->functions.push_back(f);
     }
   } catch (...) {
     drv.cuModuleUnload(m->module);  // nothing of it has run yet
@@ -339,30 +341,20 @@ void Program::launch_plan(const Module& mod, CUstream stream,
   run_plan(plan_, [&](const PlanStep& step, const HostEnv& env) {
     if (step.grid == 0) return;  // an empty parallel range: nothing to run
     // Kernel arguments: tensor pointers and host loop variables, each passed by address.
-    std::vector<void*> ptrs;
-    std::vector<int64_t> ints;
-    ptrs.reserve(step.args.size());
-    ints.reserve(step.args.size());
-    std::vector<void*> args;
-    args.reserve(step.args.size());
-    for (const auto& a : step.args) {
-      bool found = false;
-      for (size_t i = 0; i < plan_.params.size(); ++i) {
-        if (plan_.params[i].name != a) continue;
-        ptrs.push_back(params[i]);
-        args.push_back(&ptrs.back());
-        found = true;
-        break;
+    std::vector<void*> ptrs(step.resolved_args.size());
+    std::vector<int64_t> ints(step.resolved_args.size());
+    std::vector<void*> args(step.resolved_args.size());
+    for (size_t i = 0; i < step.resolved_args.size(); ++i) {
+      const PlanStep::Arg& a = step.resolved_args[i];
+      if (a.is_param) {
+        ptrs[i] = params[a.index];
+        args[i] = &ptrs[i];
+      } else {
+        ints[i] = env.values[a.index];
+        args[i] = &ints[i];
       }
-      if (found) continue;
-      auto v = env.find(a);
-      if (v == env.end())
-        fail("parir: kernel '{}' takes '{}', which is neither a parameter nor a host loop variable",
-             step.kernel, a);
-      ints.push_back(v->second);
-      args.push_back(&ints.back());
     }
-    CUfunction f = mod.functions.at(step.kernel);
+    CUfunction f = mod.functions[step.kernel_index];
     if (step.cluster > 1) {
       CUlaunchAttribute cluster{};
       cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/launch_plan.h"
+#include "ir/launch_plan.h"
 #include "runtime/nvrtc.h"
 
 namespace parir::runtime {

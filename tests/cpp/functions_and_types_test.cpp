@@ -5,7 +5,7 @@
 #include "ir/error.h"
 #include "ir_builder.h"
 #include "passes/inline_functions.h"
-#include "passes/pipeline.h"
+#include "compiler/pipeline.h"
 
 namespace parir {
 namespace {

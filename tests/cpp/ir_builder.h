@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "ir/ir.h"
-#include "passes/program.h"
+#include "ir/specialized_function.h"
 
 namespace parir::test {
 

@@ -1,8 +1,9 @@
 // The launch plan: printing, parsing back, and running.
 #include <gtest/gtest.h>
 
-#include "codegen/launch_plan.h"
-#include "passes/simplify.h"
+#include "codegen/plan_text.h"
+#include "ir/arith.h"
+#include "runtime/plan_runner.h"
 
 namespace parir {
 namespace {
@@ -43,11 +44,26 @@ TEST(LaunchPlan, RunsLoopsAndConditions) {
   LaunchPlan plan = parse_plan(kSource);
   std::vector<std::string> launches;
   run_plan(plan, [&](const PlanStep& s, const HostEnv& env) {
-    launches.push_back(fmt::format("{}@{}", s.kernel, env.at("t")));
+    launches.push_back(fmt::format("{}@{}", s.kernel, env.value("t")));
   });
   // t = 1, 3, 5, 7, 9: t % 3 == 0 for 3 and 9, t > 7 for 9.
   EXPECT_EQ(launches, (std::vector<std::string>{"jacobi_1@1", "jacobi_0@3", "jacobi_1@5",
                                                 "jacobi_1@7", "jacobi_0@9"}));
+}
+
+TEST(LaunchPlan, ResolvesLaunchArgumentsWhenParsed) {
+  LaunchPlan plan = parse_plan(kSource);
+  EXPECT_EQ(plan.kernels, (std::vector<std::string>{"jacobi_0", "jacobi_1"}));
+  std::vector<std::vector<std::pair<bool, int>>> args;
+  for_each_launch(plan.steps, [&](const PlanStep& s) {
+    args.emplace_back();
+    for (const auto& a : s.resolved_args) args.back().emplace_back(a.is_param, a.index);
+  });
+  // (A, B, t) and (B, A): parameters by position, t as the variable of host loop 0.
+  EXPECT_EQ(args, (std::vector<std::vector<std::pair<bool, int>>>{
+                      {{true, 0}, {true, 1}, {false, 0}}, {{true, 1}, {true, 0}}}));
+  std::string unknown = std::string(kSource) + "//@ launch jacobi_0 grid(1) block(1) (A, u)\n";
+  EXPECT_THROW(parse_plan(unknown), Error);
 }
 
 TEST(LaunchPlan, MalformedLinesNameTheirLine) {
@@ -65,7 +81,7 @@ TEST(HostExpressions, FollowPythonDivision) {
   EXPECT_EQ(floor_div(-7, 2), -4);
   EXPECT_EQ(floor_mod(-7, 2), 1);
   EXPECT_EQ(floor_mod(7, -2), -1);
-  HostEnv env{{"n", -7}};
+  HostEnv env{{"n"}, {-7}};
   Type i64{ScalarType::I64, false};
   EXPECT_EQ(eval_host_expr(binary(BinaryOp::FloorDiv, var("n", {}, i64), int_imm(2, {}, i64), {}, i64), env), -4);
 }

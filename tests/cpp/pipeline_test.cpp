@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "ir_builder.h"
-#include "passes/pipeline.h"
+#include "compiler/pipeline.h"
 
 namespace parir {
 namespace {

@@ -6,7 +6,7 @@
 #include "passes/detect_reductions.h"
 #include "passes/infer_types.h"
 #include "passes/lower_slices.h"
-#include "passes/pipeline.h"
+#include "compiler/pipeline.h"
 #include "passes/simplify.h"
 #include "passes/specialize_arguments.h"
 #include "passes/split_parallel_nests.h"
@@ -24,8 +24,8 @@ StmtPtr labelled(StmtPtr s, std::vector<std::string> labels) {
 }
 
 // Runs the passes up to detect_reductions, as the pipeline does.
-Program lower(const Function& f, const std::vector<ArgValue>& args, const CompileOptions& o) {
-  Program p = specialize_arguments(f, args, CompileOptions{});
+SpecializedFunction lower(const Function& f, const std::vector<ArgValue>& args, const CompileOptions& o) {
+  SpecializedFunction p = specialize_arguments(f, args, CompileOptions{});
   lower_slices(p, o.parallelize);
   apply_parallel_spec(p, o.parallelize);
   infer_types(p);
@@ -41,7 +41,7 @@ Function sum_rows2() {
 }
 
 TEST(LowerSlices, AxisReductionOnTheHostInitializesThenAccumulatesIntoTheTarget) {
-  Program p = lower(sum_rows2(), {tensor(ScalarType::F32, {10, 20}), tensor(ScalarType::F32, {10})},
+  SpecializedFunction p = lower(sum_rows2(), {tensor(ScalarType::F32, {10, 20}), tensor(ScalarType::F32, {10})},
                     par({{"N", 10}, {"M", 20}}));
   std::string ir = to_string(p.body);
   // Two nests: one sets y to the identity, one accumulates (the reduce flag is inferred).
@@ -77,7 +77,7 @@ TEST(DetectReductions, FindsTargetAndOperation) {
                               {"i"})});
   CompileOptions o;
   o.parallelize["i"] = LoopPar{100, true, 0};
-  Program p = lower(f, {tensor(ScalarType::I32, {100}), tensor(ScalarType::I32, {1})}, o);
+  SpecializedFunction p = lower(f, {tensor(ScalarType::I32, {100}), tensor(ScalarType::I32, {1})}, o);
   auto loop = p.body[0]->as<For>();
   ASSERT_TRUE(loop && loop->reduction);
   EXPECT_EQ(loop->reduction->op, ReduceOp::Max);

@@ -1,4 +1,4 @@
-#include "passes/queries.h"
+#include "ir/queries.h"
 
 #include "ir/visitor.h"
 
@@ -61,6 +61,54 @@ std::set<std::string> stored_tensors(const Body& body) {
   FindStores f;
   f.visit(body);
   return f.tensors;
+}
+
+namespace {
+
+class Names : public IRVisitor {
+ public:
+  std::set<std::string> names;
+
+ protected:
+  void visit_node(const Var* n) override { names.insert(n->name); }
+  void visit_node(const Load* n) override {
+    names.insert(n->tensor);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const FlatLoad* n) override {
+    names.insert(n->tensor);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const For* n) override {
+    names.insert(n->var);
+    if (n->reduction) names.insert(n->reduction->acc);
+    IRVisitor::visit_node(n);
+  }
+};
+
+class Calls : public IRVisitor {
+ public:
+  std::set<std::string> names;
+
+ protected:
+  void visit_node(const CallFunction* n) override {
+    names.insert(n->name);
+    IRVisitor::visit_node(n);
+  }
+};
+
+}  // namespace
+
+std::set<std::string> names_in(const Body& body) {
+  Names v;
+  v.visit(body);
+  return std::move(v.names);
+}
+
+std::set<std::string> called_names(const Body& body) {
+  Calls v;
+  v.visit(body);
+  return std::move(v.names);
 }
 
 }  // namespace parir

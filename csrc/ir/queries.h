@@ -17,4 +17,11 @@ bool contains_parallel_code(const Body& body, bool gpu_blocks);
 // The tensors that some assignment in the body stores to (x[i] = ..., x[i, :] += ...).
 std::set<std::string> stored_tensors(const Body& body);
 
+// Every name the body binds or reads: locals, loop variables, reduction accumulators and the
+// tensors it indexes.
+std::set<std::string> names_in(const Body& body);
+
+// The names of the Python functions the body calls ("helper", "module.helper").
+std::set<std::string> called_names(const Body& body);
+
 }  // namespace parir

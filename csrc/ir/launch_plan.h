@@ -5,7 +5,8 @@
 // tensor parameters the kernels were specialized for. It is printed at the end of the generated
 // CUDA source as comment lines starting with "//@", so that one text holds everything needed to
 // run a compiled function: the runtime (and the parir::launch op, in a process where the Python
-// front end never ran) parses it back; a user can read and edit it. Example:
+// front end never ran) parses it back; a user can read and edit it. codegen/plan_text.h prints
+// and parses that text; runtime/plan_runner.h runs a plan. Example:
 //
 //   //@ parir.plan jacobi
 //   //@ signature jacobi(A, B, steps=10)
@@ -24,7 +25,6 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +50,14 @@ struct PlanStep {
   int64_t grid = 1, block = 1, shared_bytes = 0;
   int64_t cluster = 1;  // thread block cluster size (blocks), when > 1
   std::vector<std::string> args;  // tensor parameters and host loop variables, in order
+  // Resolved by resolve_launch_args, so that running the plan looks nothing up by name: the
+  // kernel's position in LaunchPlan::kernels, and for each argument its source.
+  int kernel_index = -1;
+  struct Arg {
+    bool is_param = true;  // a tensor parameter, else a host loop variable
+    int index = 0;         // into LaunchPlan::params, or the loop's depth among the host loops
+  };
+  std::vector<Arg> resolved_args;
 };
 
 struct LaunchPlan {
@@ -67,29 +75,19 @@ struct LaunchPlan {
   bool cuda_graphs = false;
   std::vector<PlanParam> params;
   std::vector<PlanStep> steps;
+  // The kernels launched, each once, in order of first launch (set by resolve_launch_args).
+  std::vector<std::string> kernels;
 
   const PlanParam* param(const std::string& name) const;
 };
-
-std::string print_plan(const LaunchPlan& plan);
-
-// Finds the "//@" lines of a CUDA source and parses them. Throws parir::Error naming the line of
-// the source that is malformed.
-LaunchPlan parse_plan(const std::string& cuda_source);
 
 // Calls `fn` on every launch step of the plan, in order, inside loops and both branches of ifs.
 void for_each_launch(std::vector<PlanStep>& steps, const std::function<void(PlanStep&)>& fn);
 void for_each_launch(const std::vector<PlanStep>& steps,
                      const std::function<void(const PlanStep&)>& fn);
 
-// Values of the host loop variables at a launch.
-using HostEnv = std::map<std::string, int64_t>;
-
-// Walks the plan, evaluating loops and conditions, and calls `launch` for every launch step.
-void run_plan(const LaunchPlan& plan,
-              const std::function<void(const PlanStep& launch, const HostEnv& env)>& launch);
-
-// Evaluates an int64 host expression (Python semantics for // and %). Throws on unknown names.
-int64_t eval_host_expr(const ExprPtr& e, const HostEnv& env);
+// Fills LaunchPlan::kernels and each launch's kernel_index and resolved_args. Throws
+// parir::Error for an argument that is neither a parameter nor an enclosing host loop variable.
+void resolve_launch_args(LaunchPlan& plan);
 
 }  // namespace parir

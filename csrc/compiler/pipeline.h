@@ -1,8 +1,9 @@
-// The compiler: a specialized function in, CUDA C++ (with its launch plan) out.
+// The compiler: a function and a call's arguments in, CUDA C++ (with its launch plan) out. The
+// passes (csrc/passes) run in the order compile() lists them, then code generation (csrc/codegen).
 #pragma once
 
 #include "passes/inline_functions.h"
-#include "passes/program.h"
+#include "ir/specialized_function.h"
 
 namespace parir {
 

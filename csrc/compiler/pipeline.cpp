@@ -1,10 +1,12 @@
-#include "passes/pipeline.h"
+#include "compiler/pipeline.h"
 
 #include <chrono>
 
 #include "codegen/cuda_codegen.h"
+#include "codegen/plan_text.h"
 #include "passes/apply_parallel_spec.h"
 #include "passes/detect_reductions.h"
+#include "passes/flatten_indices.h"
 #include "passes/infer_types.h"
 #include "passes/lower_slices.h"
 #include "passes/map_parallelism.h"
@@ -40,7 +42,7 @@ class PassLog {
   std::string last_;
 };
 
-std::string dump(const Program& p) {
+std::string dump(const SpecializedFunction& p) {
   std::string out = fmt::format("def {}(...):\n", p.name);
   return out + to_string(p.body, 1);
 }
@@ -65,7 +67,7 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   log.after("inline_functions", to_string(inlined));
 
   // Scalars become constants and tensors get types: everything below is specialized.
-  Program prog = specialize_arguments(inlined, args, opts);
+  SpecializedFunction prog = specialize_arguments(inlined, args, opts);
   log.after("specialize_arguments", dump(prog));
 
   // Slice statements become loops over their slice dimensions.
@@ -99,6 +101,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Parallel levels map onto blocks and threads.
   map_parallelism(prog, lowered, opts);
   log.after("map_parallelism", dump(lowered));
+
+  // Element accesses become offsets through the tensors' strides.
+  flatten_indices(prog, lowered);
+  log.after("flatten_indices", dump(lowered));
 
   lowered.plan.cuda_graphs = opts.use_cuda_graphs;
   lowered.plan.includes = opts.includes;

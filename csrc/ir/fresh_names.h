@@ -4,13 +4,13 @@
 #include <set>
 #include <string>
 
-#include "passes/program.h"
+#include "ir/specialized_function.h"
 
 namespace parir {
 
 class FreshNames {
  public:
-  explicit FreshNames(const Program& prog);
+  explicit FreshNames(const SpecializedFunction& prog);
   // "<base><n>" for the smallest n not in use; the name is then in use.
   std::string make(const std::string& base);
 

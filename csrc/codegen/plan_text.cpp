@@ -1,16 +1,8 @@
-#include "codegen/launch_plan.h"
+#include "codegen/plan_text.h"
 
 #include <cctype>
 
-#include "passes/simplify.h"
-
 namespace parir {
-
-const PlanParam* LaunchPlan::param(const std::string& name) const {
-  for (const auto& p : params)
-    if (p.name == name) return &p;
-  return nullptr;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Printing
@@ -428,97 +420,8 @@ LaunchPlan parse_plan(const std::string& source) {
          "that print_compiled writes at its end");
   StepParser parser(steps);
   plan.steps = parser.block(steps.empty() ? 0 : steps.front().indent);
+  resolve_launch_args(plan);
   return plan;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Execution
-
-void for_each_launch(std::vector<PlanStep>& steps, const std::function<void(PlanStep&)>& fn) {
-  for (auto& s : steps) {
-    if (s.kind == PlanStep::Kind::Launch) fn(s);
-    for_each_launch(s.body, fn);
-    for_each_launch(s.else_body, fn);
-  }
-}
-
-void for_each_launch(const std::vector<PlanStep>& steps,
-                     const std::function<void(const PlanStep&)>& fn) {
-  for (const auto& s : steps) {
-    if (s.kind == PlanStep::Kind::Launch) fn(s);
-    for_each_launch(s.body, fn);
-    for_each_launch(s.else_body, fn);
-  }
-}
-
-int64_t eval_host_expr(const ExprPtr& e, const HostEnv& env) {
-  if (auto i = e->as<IntImm>()) return i->value;
-  if (auto b = e->as<BoolImm>()) return b->value;
-  if (auto v = e->as<Var>()) {
-    auto it = env.find(v->name);
-    if (it == env.end()) fail("launch plan: unknown name '{}'", v->name);
-    return it->second;
-  }
-  if (auto u = e->as<Unary>()) {
-    int64_t a = eval_host_expr(u->a, env);
-    switch (u->op) {
-      case UnaryOp::Neg:
-        return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
-      case UnaryOp::Not:
-        return !a;
-      case UnaryOp::BitNot:
-        return ~a;
-    }
-  }
-  if (auto b = e->as<Binary>()) {
-    int64_t x = eval_host_expr(b->a, env);
-    if (b->op == BinaryOp::And) return x && eval_host_expr(b->b, env);
-    if (b->op == BinaryOp::Or) return x || eval_host_expr(b->b, env);
-    int64_t y = eval_host_expr(b->b, env);
-    // Reuse the constant folder for the arithmetic so host and compile-time agree.
-    ExprPtr folded = simplify(binary(b->op, int_imm(x, {}, Type{ScalarType::I64, false}),
-                                     int_imm(y, {}, Type{ScalarType::I64, false}), Loc{},
-                                     b->type.known() ? b->type : Type{ScalarType::I64, false}));
-    if (auto r = folded->as<IntImm>()) return r->value;
-    if (auto r = folded->as<BoolImm>()) return r->value;
-    fail("launch plan: cannot evaluate {} {} {} (division by zero?)", x, python_symbol(b->op), y);
-  }
-  fail("launch plan: unsupported expression {}", to_string(e));
-}
-
-namespace {
-
-void run_steps(const std::vector<PlanStep>& steps, HostEnv& env,
-               const std::function<void(const PlanStep&, const HostEnv&)>& launch) {
-  for (const auto& s : steps) {
-    switch (s.kind) {
-      case PlanStep::Kind::Launch:
-        launch(s, env);
-        break;
-      case PlanStep::Kind::If:
-        run_steps(eval_host_expr(s.cond, env) ? s.body : s.else_body, env, launch);
-        break;
-      case PlanStep::Kind::For: {
-        int64_t lo = eval_host_expr(s.lo, env), hi = eval_host_expr(s.hi, env),
-                step = eval_host_expr(s.step, env);
-        if (step == 0) fail("launch plan: range() step of '{}' is zero", s.var);
-        for (int64_t v = lo; step > 0 ? v < hi : v > hi; v += step) {
-          env[s.var] = v;
-          run_steps(s.body, env, launch);
-        }
-        env.erase(s.var);
-        break;
-      }
-    }
-  }
-}
-
-}  // namespace
-
-void run_plan(const LaunchPlan& plan,
-              const std::function<void(const PlanStep&, const HostEnv&)>& launch) {
-  HostEnv env;
-  run_steps(plan.steps, env, launch);
 }
 
 }  // namespace parir

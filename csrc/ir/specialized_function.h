@@ -48,7 +48,7 @@ struct CompileOptions {
 
 // A function specialized to its arguments: scalar parameters are gone (replaced by their values)
 // and every tensor parameter has a TensorType.
-struct Program {
+struct SpecializedFunction {
   std::string name;
   std::shared_ptr<const SourceInfo> source;
   std::vector<std::string> tensor_params;       // in parameter order

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "codegen/launch_plan.h"
-#include "passes/program.h"
+#include "ir/launch_plan.h"
+#include "ir/specialized_function.h"
 
 namespace parir {
 

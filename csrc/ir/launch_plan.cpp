@@ -1,0 +1,74 @@
+#include "ir/launch_plan.h"
+
+#include <algorithm>
+
+namespace parir {
+
+const PlanParam* LaunchPlan::param(const std::string& name) const {
+  for (const auto& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+void for_each_launch(std::vector<PlanStep>& steps, const std::function<void(PlanStep&)>& fn) {
+  for (auto& s : steps) {
+    if (s.kind == PlanStep::Kind::Launch) fn(s);
+    for_each_launch(s.body, fn);
+    for_each_launch(s.else_body, fn);
+  }
+}
+
+void for_each_launch(const std::vector<PlanStep>& steps,
+                     const std::function<void(const PlanStep&)>& fn) {
+  for (const auto& s : steps) {
+    if (s.kind == PlanStep::Kind::Launch) fn(s);
+    for_each_launch(s.body, fn);
+    for_each_launch(s.else_body, fn);
+  }
+}
+
+namespace {
+
+// `loops` holds the variables of the host loops around the steps, outermost first.
+void resolve_steps(LaunchPlan& plan, std::vector<PlanStep>& steps,
+                   std::vector<std::string>& loops) {
+  for (auto& s : steps) {
+    if (s.kind == PlanStep::Kind::For) loops.push_back(s.var);
+    resolve_steps(plan, s.body, loops);
+    if (s.kind == PlanStep::Kind::For) loops.pop_back();
+    resolve_steps(plan, s.else_body, loops);
+    if (s.kind != PlanStep::Kind::Launch) continue;
+
+    auto k = std::find(plan.kernels.begin(), plan.kernels.end(), s.kernel);
+    s.kernel_index = static_cast<int>(k - plan.kernels.begin());
+    if (k == plan.kernels.end()) plan.kernels.push_back(s.kernel);
+    s.resolved_args.clear();
+    for (const auto& a : s.args) {
+      PlanStep::Arg arg;
+      auto p = std::find_if(plan.params.begin(), plan.params.end(),
+                            [&](const PlanParam& q) { return q.name == a; });
+      if (p != plan.params.end()) {
+        arg.index = static_cast<int>(p - plan.params.begin());
+      } else {
+        auto v = std::find(loops.rbegin(), loops.rend(), a);  // the innermost loop of that name
+        if (v == loops.rend())
+          fail("launch plan: kernel '{}' takes '{}', which is neither a parameter nor the "
+               "variable of a host loop around the launch",
+               s.kernel, a);
+        arg.is_param = false;
+        arg.index = static_cast<int>(loops.rend() - v) - 1;
+      }
+      s.resolved_args.push_back(arg);
+    }
+  }
+}
+
+}  // namespace
+
+void resolve_launch_args(LaunchPlan& plan) {
+  plan.kernels.clear();
+  std::vector<std::string> loops;
+  resolve_steps(plan, plan.steps, loops);
+}
+
+}  // namespace parir

@@ -1,0 +1,129 @@
+#include "passes/flatten_indices.h"
+
+#include <map>
+
+#include "ir/visitor.h"
+#include "passes/simplify.h"
+
+namespace parir {
+namespace {
+
+class Flatten : public IRMutator {
+ public:
+  explicit Flatten(const SpecializedFunction& prog) : prog_(prog) {}
+
+  // The reductions of the kernel as they were before flattening, and what they became.
+  std::map<const Reduction*, const Reduction*> renewed;
+
+ protected:
+  ExprPtr mutate_node(const Load* n, const ExprPtr&) override {
+    std::vector<ExprPtr> indices;
+    for (const auto& i : n->indices) indices.push_back(mutate(i));
+    const TensorType& t = prog_.tensors.at(n->tensor);
+    const Type i64{ScalarType::I64, false};
+    const Loc& loc = n->loc;
+    ExprPtr offset = int_imm(0, loc, i64);
+    for (size_t d = 0; d < indices.size(); ++d) {
+      ExprPtr idx = indices[d];
+      if (auto c = idx->as<IntImm>(); c && c->value < 0) {
+        idx = int_imm(c->value + t.shape[d], loc, i64);
+      } else if (!nonnegative(idx)) {
+        ExprPtr negative =
+            binary(BinaryOp::Lt, idx, int_imm(0, loc, i64), loc, Type{ScalarType::Bool, false});
+        ExprPtr wrapped = binary(BinaryOp::Add, idx, int_imm(t.shape[d], loc, i64), loc, i64);
+        idx = std::make_shared<Select>(negative, wrapped, idx, i64, loc);
+      }
+      ExprPtr term = binary(BinaryOp::Mul, idx, int_imm(t.strides[d], loc, i64), loc, i64);
+      offset = binary(BinaryOp::Add, offset, term, loc, i64);
+    }
+    return std::make_shared<FlatLoad>(n->tensor, simplify(offset), n->type, loc);
+  }
+
+  StmtPtr mutate_node(const For* n, const StmtPtr&) override {
+    // The bounds are evaluated outside the loop; the reduction's result is stored after it.
+    ExprPtr lo = mutate(n->lo), hi = mutate(n->hi), step = mutate(n->step);
+    enter_loop(*n);
+    Body body = mutate(n->body);
+    leave_loop(*n);
+    std::shared_ptr<const Reduction> reduction = n->reduction;
+    if (reduction) {
+      PARIR_CHECK(reduction->combined,
+                  "a reduction loop without its combination; call detect_reductions before "
+                  "flatten_indices");
+      Reduction r = *reduction;
+      r.target = mutate(r.target);
+      r.acc_value = mutate(r.acc_value);
+      r.combined = mutate(r.combined);
+      auto flat = std::make_shared<const Reduction>(std::move(r));
+      renewed[reduction.get()] = flat.get();
+      reduction = flat;
+    }
+    return std::make_shared<For>(n->var, lo, hi, step, std::move(body), n->loc, n->labels,
+                                 n->par, std::move(reduction));
+  }
+
+ private:
+  const SpecializedFunction& prog_;
+  // Variables of the enclosing loops known to be >= 0, with how many such loops define them.
+  std::map<std::string, int> nonneg_vars_;
+
+  // Whether an index is certainly >= 0, so that Python's negative indexing needs no check.
+  bool nonnegative(const ExprPtr& e) const {
+    if (auto i = e->as<IntImm>()) return i->value >= 0;
+    if (auto v = e->as<Var>()) return nonneg_vars_.count(v->name) > 0;
+    if (auto c = e->as<Cast>()) return is_int(c->a->type.scalar) && nonnegative(c->a);
+    if (auto b = e->as<Binary>()) {
+      auto positive_const = [](const ExprPtr& x) {
+        auto i = x->as<IntImm>();
+        return i && i->value > 0;
+      };
+      switch (b->op) {
+        case BinaryOp::Add:
+        case BinaryOp::Mul:
+          return nonnegative(b->a) && nonnegative(b->b);
+        case BinaryOp::FloorDiv:
+        case BinaryOp::Mod:
+          return nonnegative(b->a) && positive_const(b->b);
+        default:
+          return false;
+      }
+    }
+    return false;
+  }
+
+  // Loop variables of loops over range(lo, hi, step) with constant lo >= 0 and step > 0.
+  // Leaving any loop of that name forgets one definition, so an inner loop that shadows the
+  // variable without qualifying makes it unknown after it, which is only conservative.
+  void enter_loop(const For& f) {
+    auto lo = f.lo->as<IntImm>();
+    auto step = f.step->as<IntImm>();
+    if (lo && step && lo->value >= 0 && step->value > 0) ++nonneg_vars_[f.var];
+  }
+  void leave_loop(const For& f) {
+    auto it = nonneg_vars_.find(f.var);
+    if (it != nonneg_vars_.end() && --it->second == 0) nonneg_vars_.erase(it);
+  }
+};
+
+}  // namespace
+
+void flatten_indices(const SpecializedFunction& prog, Lowered& lowered) {
+  for (auto& k : lowered.kernels) {
+    PARIR_CHECK(!k.levels.empty(),
+                "kernel '{}' has no parallel levels; call map_parallelism before flatten_indices",
+                k.name);
+    Flatten flatten(prog);
+    k.root = flatten.mutate(k.root);
+    std::set<const Reduction*> atomic;
+    for (const Reduction* r : k.atomic_reductions) {
+      auto it = flatten.renewed.find(r);
+      PARIR_CHECK(it != flatten.renewed.end(),
+                  "kernel '{}' combines a reduction atomically that it does not contain",
+                  k.name);
+      atomic.insert(it->second);
+    }
+    k.atomic_reductions = std::move(atomic);
+  }
+}
+
+}  // namespace parir

@@ -1,0 +1,31 @@
+// Running a launch plan on the host: its loops and conditions are evaluated, and a callback is
+// called for every launch. Torch- and CUDA-free; runtime/program.cpp supplies the callback
+// that launches kernels.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/launch_plan.h"
+
+namespace parir {
+
+// The host loop variables around a launch, outermost loop first: PlanStep::Arg's index of a
+// host loop variable is its position here.
+struct HostEnv {
+  std::vector<std::string> names;
+  std::vector<int64_t> values;
+
+  // The innermost variable of that name; throws parir::Error when there is none.
+  int64_t value(const std::string& name) const;
+};
+
+// Walks the plan, evaluating loops and conditions, and calls `launch` for every launch step.
+void run_plan(const LaunchPlan& plan,
+              const std::function<void(const PlanStep& launch, const HostEnv& env)>& launch);
+
+// Evaluates an int64 host expression (Python semantics for // and %). Throws on unknown names.
+int64_t eval_host_expr(const ExprPtr& e, const HostEnv& env);
+
+}  // namespace parir
