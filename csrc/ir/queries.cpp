@@ -99,6 +99,23 @@ class Calls : public IRVisitor {
 
 }  // namespace
 
+bool contains(const Body& body, ExprKind kind) {
+  struct Finder : IRVisitor {
+    ExprKind kind;
+    bool found = false;
+    explicit Finder(ExprKind k) : kind(k) {}
+#define X(n)                                \
+  void visit_node(const n* node) override { \
+    found = found || n::static_kind == kind; \
+    IRVisitor::visit_node(node);            \
+  }
+    PARIR_FOR_EACH_EXPR(X)
+#undef X
+  } finder(kind);
+  finder.visit(body);
+  return finder.found;
+}
+
 std::set<std::string> names_in(const Body& body) {
   Names v;
   v.visit(body);

@@ -17,6 +17,10 @@ bool contains_parallel_code(const Body& body, bool gpu_blocks);
 // The tensors that some assignment in the body stores to (x[i] = ..., x[i, :] += ...).
 std::set<std::string> stored_tensors(const Body& body);
 
+// Whether the body holds an expression of this kind anywhere (passes check with it that an
+// earlier pass has removed a kind of node).
+bool contains(const Body& body, ExprKind kind);
+
 // Every name the body binds or reads: locals, loop variables, reduction accumulators and the
 // tensors it indexes.
 std::set<std::string> names_in(const Body& body);

@@ -1,4 +1,6 @@
-// The state that flows through the compiler pipeline for one specialization of a function.
+// What the compiler is given for one call (the arguments it specializes on and the options),
+// and the level of IR the passes between specialize_arguments and split_host_device work on: the
+// function specialized to those arguments. (Below it, ir/kernel.h: kernels and launch plan.)
 #pragma once
 
 #include <map>

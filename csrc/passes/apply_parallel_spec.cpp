@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "ir/queries.h"
 #include "ir/visitor.h"
 
 namespace parir {
@@ -71,6 +72,8 @@ class ApplySpec : public IRMutator {
 }  // namespace
 
 void apply_parallel_spec(SpecializedFunction& prog, const ParallelSpec& spec) {
+  PARIR_CHECK(!contains(prog.body, ExprKind::Slice),
+              "{}() still has slices; call lower_slices before apply_parallel_spec", prog.name);
   for (const auto& [label, par] : spec) {
     if (par.threads < 0)
       fail("label '{}': the number of threads must not be negative (got {})", label, par.threads);

@@ -168,6 +168,8 @@ class Detect : public IRMutator {
 
   StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
     if (!n->par || !n->par->reduce) return IRMutator::mutate_node(n, self);
+    PARIR_CHECK(n->lo->type.known(), "a reduction loop of {}() is untyped; call infer_types "
+                "before detect_reductions", prog_.name);
     // A reduce loop around parallel loops (a reduction over several parallel dimensions)
     // reduces through its innermost loops, which combine into the target atomically when
     // several blocks share it; it is itself an ordinary parallel loop.

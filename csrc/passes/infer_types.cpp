@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "ir/queries.h"
 #include "ir/visitor.h"
 
 namespace parir {
@@ -306,6 +307,8 @@ class Typer : public IRMutator {
 }  // namespace
 
 void infer_types(SpecializedFunction& prog) {
+  PARIR_CHECK(!contains(prog.body, ExprKind::Slice) && !contains(prog.body, ExprKind::SliceReduce),
+              "{}() still has slices; call lower_slices before infer_types", prog.name);
   // Locals get their types from the values assigned to them, which may mention other locals:
   // iterate until nothing changes (each round can only widen a type, so this terminates).
   std::map<std::string, Type> locals;

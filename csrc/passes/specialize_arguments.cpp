@@ -3,6 +3,7 @@
 #include <functional>
 #include <set>
 
+#include "ir/queries.h"
 #include "ir/visitor.h"
 
 namespace parir {
@@ -141,6 +142,9 @@ void signature_items(const std::string& name, const ArgValue& a, std::vector<std
 
 SpecializedFunction specialize_arguments(const Function& fn, const std::vector<ArgValue>& args,
                              const CompileOptions& opts) {
+  PARIR_CHECK(!contains(fn.body, ExprKind::CallFunction),
+              "{}() still calls functions; call inline_functions before specialize_arguments",
+              fn.name);
   SpecializedFunction p;
   p.name = fn.name;
   p.source = fn.source;

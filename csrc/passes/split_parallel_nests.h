@@ -4,8 +4,8 @@
 
 namespace parir {
 
-// Splits a parallel nest into several kernels where one kernel cannot run it, as the seed
-// describes:
+// Splits a parallel nest into several kernels where one kernel cannot run it, as the README's
+// "How loops map to the GPU" describes:
 // * an outermost parallel loop whose body holds sibling parallel loops that request different
 //   numbers of threads (and do not all fit in one block) becomes one copy of the outer loop per
 //   group of siblings, each with the statements before its siblings;
