@@ -50,7 +50,7 @@ def _error_row(name, e):
     return {"name": name, "status": f"failed: {_one_line(e)}"}
 
 
-def host_overheads(calls, reps):
+def host_overheads(calls, reps, other_launchers=True):
     n = N_SMALL
     t = [torch.rand(n, device="cuda") + 0.5 for _ in range(17)]
     a, b, c = t[0], t[1], t[2]
@@ -81,7 +81,7 @@ def host_overheads(calls, reps):
     launchers = [("Triton kernel", _triton_add),
                  ("CuPy RawKernel (arrays converted once)", _cupy_add_preconverted),
                  ("CuPy RawKernel (cupy.asarray per call)", _cupy_add_convert_per_call),
-                 ("numba.cuda kernel", _numba_add)]
+                 ("numba.cuda kernel", _numba_add)] if other_launchers else []
     for name, make in launchers:
         try:
             f = make(a, b, c, n)

@@ -93,8 +93,8 @@ def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
                          f"{len(args)} were given")
     args = [arguments.convert(n, a) for n, a in zip(names, args)]
     described = [arguments.describe(n, a, require_cuda) for n, a in zip(names, args)]
-    source, log = _C.compile(fn_ir, described, compiler_options(opts, debug),
-                             callees.resolve(fn, fn_ir, _convert))
+    source, log, _ = _C.compile(fn_ir, described, compiler_options(opts, debug),
+                                callees.resolve(fn, fn_ir, _convert))
     if log:
         print(log, file=sys.stdout)
     return source

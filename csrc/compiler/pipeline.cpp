@@ -12,6 +12,7 @@
 #include "passes/map_parallelism.h"
 #include "passes/simplify.h"
 #include "passes/specialize_arguments.h"
+#include "passes/verify_bounds.h"
 #include "passes/split_parallel_nests.h"
 #include "passes/split_host_device.h"
 
@@ -59,6 +60,7 @@ std::string dump(const Lowered& l) {
 
 CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
                       const CompileOptions& opts, const CalleeTable& callees) {
+  CompileResult result;
   PassLog log(opts.debug_print);
   log.after("parse", to_string(fn));
 
@@ -86,6 +88,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   simplify(prog);
   log.after("simplify", dump(prog));
 
+  // Accesses are checked against the shapes: out of bounds is an error, in bounds is marked.
+  verify_bounds(prog, &result.bounds);
+  log.after("verify_bounds", dump(prog));
+
   // Reduction loops get their target and operation; their bodies accumulate per thread.
   detect_reductions(prog);
   log.after("detect_reductions", dump(prog));
@@ -110,7 +116,6 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   lowered.plan.includes = opts.includes;
   lowered.plan.extra_flags = opts.extra_flags;
   lowered.plan.link_libraries = opts.link_libraries;
-  CompileResult result;
   result.cuda = generate_cuda(prog, lowered);
   log.after("generate_cuda", result.cuda);
   result.debug_log = std::move(log.text);

@@ -2,14 +2,16 @@
 // passes (csrc/passes) run in the order compile() lists them, then code generation (csrc/codegen).
 #pragma once
 
-#include "passes/inline_functions.h"
 #include "ir/specialized_function.h"
+#include "passes/inline_functions.h"
+#include "passes/verify_bounds.h"
 
 namespace parir {
 
 struct CompileResult {
   std::string cuda;       // kernels + "//@" launch plan; see codegen/cuda_codegen.h
   std::string debug_log;  // with CompileOptions::debug_print: the IR after each pass, timed
+  BoundsStats bounds;     // the tensor accesses, and how many were proved in bounds
 };
 
 // `callees` resolves the functions that fn (and the functions it calls) call by name.

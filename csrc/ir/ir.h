@@ -121,8 +121,12 @@ struct Load : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::Load;
   std::string tensor;
   std::vector<ExprPtr> indices;
-  Load(std::string t, std::vector<ExprPtr> idx, Type ty, Loc l)
-      : ExprNode(static_kind, ty, l), tensor(std::move(t)), indices(std::move(idx)) {}
+  bool in_bounds;  // verify_bounds proved every index within its dimension's extent
+  Load(std::string t, std::vector<ExprPtr> idx, Type ty, Loc l, bool proved = false)
+      : ExprNode(static_kind, ty, l),
+        tensor(std::move(t)),
+        indices(std::move(idx)),
+        in_bounds(proved) {}
 };
 
 // tensor[offset]: one element of a tensor parameter at an element offset from its first element,

@@ -153,7 +153,7 @@ ExprPtr IRMutator::mutate_node(const Load* n, const ExprPtr& self) {
   std::vector<ExprPtr> idx;
   for (const auto& i : n->indices) idx.push_back(mutate(i));
   if (same(idx, n->indices)) return self;
-  return std::make_shared<Load>(n->tensor, std::move(idx), n->type, n->loc);
+  return std::make_shared<Load>(n->tensor, std::move(idx), n->type, n->loc, n->in_bounds);
 }
 
 ExprPtr IRMutator::mutate_node(const FlatLoad* n, const ExprPtr& self) {

@@ -235,11 +235,14 @@ PYBIND11_MODULE(_C, m) {
           py::gil_scoped_release release;
           r = compile(fn, args, opts, table);
         }
-        return py::make_tuple(r.cuda, r.debug_log);
+        py::dict bounds;
+        bounds["accesses"] = r.bounds.accesses;
+        bounds["proved_in_bounds"] = r.bounds.proved;
+        return py::make_tuple(r.cuda, r.debug_log, bounds);
       },
       py::arg("fn"), py::arg("args"), py::arg("options"), py::arg("callees") = py::list(),
       "Specializes fn to the arguments (ArgValues) with the options (CompileOptions) and "
-      "returns (CUDA source with launch plan, debug log).");
+      "returns (CUDA source with launch plan, debug log, {accesses, proved_in_bounds}).");
 
   m.def(
       "next_launch_stamp", [] { return ++launch_clock; },
