@@ -12,6 +12,25 @@
     sum_rows(x, y, N, M, opts=parir.par({'N': parir.threads(N)}))
 
 See README.md for the model: labels, parallel specifications, and how loops map to the GPU.
+
+The package's modules, in layers, lowest first: each imports only modules above it in this list
+(tests/python/test_layers.py checks it), and _C, the C++ extension, lies below them all.
+
+    builtins          the names the compiler translates (parir.label, parir.exp, casts), as Python
+    specializations   the in-memory cache of a function's compiled specializations
+    types             ElemSize and how torch, NumPy and Python types map onto it
+    options           LoopPar and CompileOptions: the list of option fields and its views
+    external          parir.external: device functions from outside parir
+    arguments         the kinds of arguments: conversion, key, description, launchers
+    capture           a Python function's source as IR, and the names its code sees
+    callees           the functions a jit function calls
+    build             from a call to CUDA source and a runtime program
+    torch_ops         calls inside torch.compile and torch.export graphs
+    jit_function      JitFunction and @parir.jit: the call path
+    outputs           parir.call and parir.out_like
+    compile           print_compiled, compile_string, clear_cache
+    torchscript       parir kernels in TorchScript
+    __init__          the public names
 """
 
 import glob as _glob
@@ -45,7 +64,9 @@ from .builtins import (  # noqa: E402
     abs, atan2, bfloat16, cos, exp, float16, float32, float64, gpu, inf, int8, int16, int32,
     int64, label, log, max, min, prod, sin, sqrt, sum, tanh, uint8, uint16, uint32, uint64)
 from .builtins import bool_ as _bool  # noqa: E402
-from .jit_function import JitFunction, ParirError, backend_status, jit  # noqa: E402
+from ._C import ParirError  # noqa: E402
+from .build import backend_status  # noqa: E402
+from .jit_function import JitFunction, jit  # noqa: E402
 from .options import (  # noqa: E402
     CompileBackend, CompileOptions, LoopPar, par, reduce, threads)
 from .types import ElemSize  # noqa: E402

@@ -13,9 +13,14 @@
   * A dict with string keys passes each entry as an argument of its own: `d['k']` in the
     function is the entry's value; the compiler names it `d.k`.
 
-The common call (CUDA tensors and Python numbers) takes a short path: `fast_key` builds the
-specialization key and the compiled program's C++ launcher picks the tensors out of the
-argument tuple. Every other call first converts its arguments (`convert`), once.
+`convert` turns every argument into one of the kinds below (torch tensors, Python numbers,
+NumpyScalar, dicts of those). Each kind is one function: `kind(a)` is the argument's
+specialization key, and `kind(a, name, require_cuda)` is (key, description), the description
+being the compiler's view of it (a _C.ArgValue).
+
+The common call (CUDA tensors and Python numbers) takes a short path: KIND_BY_TYPE gives the
+kind of each raw argument by its type, and the compiled program's C++ launcher picks the
+tensors out of the argument tuple. Every other call first converts its arguments, once.
 """
 
 import torch
@@ -28,45 +33,10 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 class NeedsConversion(Exception):
-    """Raised by fast_key for an argument that convert() must turn into a torch tensor."""
+    """Raised on the short path for an argument that convert() must see first."""
 
 
-def fast_key(a):
-    """The specialization key of a CUDA tensor or a Python number; NeedsConversion for any
-    other argument. This runs for every argument of every call: keep it short."""
-    if isinstance(a, torch.Tensor):
-        shape = a.shape
-        if shape:
-            if a.is_cuda:
-                return (a.dtype, shape, a.stride())
-            raise NeedsConversion
-        return _scalar_key(a)
-    t = type(a)
-    if t is int or t is float or t is bool:
-        return (t, a)
-    raise NeedsConversion
-
-
-def _scalar_key(a):
-    # A 0-d tensor: its dtype and value (on any device).
-    return (a.dtype, a.item())
-
-
-def key(a):
-    """The specialization key of a converted argument (see convert)."""
-    if isinstance(a, dict):
-        return ("dict", tuple(sorted((k, key(v)) for k, v in a.items())))
-    if isinstance(a, torch.Tensor):
-        if not a.shape:
-            return _scalar_key(a)
-        # CPU tensors are copied to contiguous GPU buffers: their strides do not matter.
-        return (a.dtype, a.shape, a.stride()) if a.is_cuda else (a.dtype, a.shape, "host")
-    if isinstance(a, _NumpyScalar):
-        return ("np", a.dtype, a.value)
-    return (type(a), a)
-
-
-class _NumpyScalar:
+class NumpyScalar:
     """A NumPy scalar (numpy.float32(1.5)): a value with a dtype of its own."""
 
     __slots__ = ("dtype", "value")
@@ -75,11 +45,128 @@ class _NumpyScalar:
         self.dtype, self.value = dtype, value
 
 
+# ----- the kinds ---------------------------------------------------------------------------
+
+def _dtype_name(name, a):
+    """The compiler's name of the tensor's dtype; an error for dtypes parir does not support."""
+    if a.dtype not in TORCH_DTYPES:
+        raise ParirError(f"argument '{name}' has dtype {a.dtype}, which parir does not "
+                         f"support; supported: {', '.join(str(d) for d in TORCH_DTYPES)}")
+    return TORCH_DTYPES[a.dtype]
+
+
+def _cuda_tensor(a, name=None, require_cuda=True):
+    """A CUDA tensor with at least one dimension, used in place: specialized on its dtype,
+    shape and strides. The short path looks up every tensor as this kind, so other tensors
+    raise NeedsConversion (and are keyed as the kind that _kind_of finds)."""
+    shape = a.shape
+    if not shape or not a.is_cuda:
+        raise NeedsConversion
+    key = (a.dtype, shape, a.stride())
+    if name is None:
+        return key
+    return key, _C.ArgValue.tensor(_dtype_name(name, a), list(shape), list(a.stride()))
+
+
+def _host_tensor(a, name=None, require_cuda=True):
+    """A tensor with at least one dimension elsewhere (the CPU; meta when only generating
+    code): copied to a contiguous GPU buffer for the call, so its strides do not matter.
+    Without require_cuda, code is generated for the strides it has."""
+    key = (a.dtype, a.shape, "host")
+    if name is None:
+        return key
+    dtype = _dtype_name(name, a)
+    strides = torch.empty(a.shape, device="meta").stride() if require_cuda else a.stride()
+    return key, _C.ArgValue.tensor(dtype, list(a.shape), list(strides))
+
+
+def _zero_dim_tensor(a, name=None, require_cuda=True):
+    """A 0-d tensor (on any device): a scalar of its dtype, specialized on its value."""
+    if name is None:
+        return (a.dtype, a.item())
+    dtype = _dtype_name(name, a)
+    value = a.item()
+    return (a.dtype, value), _C.ArgValue.typed_scalar(dtype, value)
+
+
+def _python_number(a, name=None, require_cuda=True):
+    """A Python int, float or bool: weakly typed, specialized on its value."""
+    t = type(a)
+    key = (t, a)
+    if name is None:
+        return key
+    if t is bool:
+        return key, _C.ArgValue.bool(a)
+    if t is int:
+        if not _INT64_MIN <= a <= _INT64_MAX:
+            raise ParirError(f"argument '{name}' = {a} does not fit in a 64-bit integer")
+        return key, _C.ArgValue.int(a)
+    return key, _C.ArgValue.float(a)
+
+
+def _numpy_scalar(a, name=None, require_cuda=True):
+    """A NumpyScalar: a scalar of its dtype, specialized on its value."""
+    key = ("np", a.dtype, a.value)
+    if name is None:
+        return key
+    return key, _C.ArgValue.typed_scalar(TORCH_DTYPES[a.dtype], a.value)
+
+
+def _dict(a, name=None, require_cuda=True):
+    """A dict of converted arguments: each entry an argument of its own."""
+    if name is None:
+        return ("dict", tuple(sorted((k, key(v)) for k, v in a.items())))
+    entries = {}
+    for k, v in a.items():
+        entry_name = f"{name}['{k}']"
+        entries[k] = _kind_of(v, entry_name)(v, entry_name, require_cuda)
+    dict_key = ("dict", tuple(sorted((k, e[0]) for k, e in entries.items())))
+    return dict_key, _C.ArgValue.dict(list(entries), [e[1] for e in entries.values()])
+
+
+# The kind of a raw argument by its exact type, on the short path: one dict lookup. Every other
+# type raises KeyError, and the call converts its arguments; a tensor subclass (nn.Parameter,
+# FakeTensor) joins the table then (convert), so that its next call takes the short path.
+KIND_BY_TYPE = {int: _python_number, float: _python_number, bool: _python_number,
+                torch.Tensor: _cuda_tensor}
+
+_KIND_OF_CONVERTED = {int: _python_number, float: _python_number, bool: _python_number,
+                      NumpyScalar: _numpy_scalar, dict: _dict}
+
+
+def _kind_of(a, name=None):
+    """The kind of a converted argument (`name` names it in the error for any other value)."""
+    if isinstance(a, torch.Tensor):
+        if not a.shape:
+            return _zero_dim_tensor
+        return _cuda_tensor if a.is_cuda else _host_tensor
+    kind = _KIND_OF_CONVERTED.get(type(a))
+    if kind is None:
+        what = "an argument" if name is None else f"argument '{name}'"
+        raise ParirError(f"{what} is a {type(a).__qualname__}, which parir functions do not "
+                         f"take")
+    return kind
+
+
+def key(a):
+    """The specialization key of a converted argument (see convert)."""
+    return _kind_of(a)(a)
+
+
+def describe(name, a, require_cuda=True):
+    """The compiler's view of a converted argument: a _C.ArgValue."""
+    return _kind_of(a, name)(a, name, require_cuda)[1]
+
+
+# ----- conversion --------------------------------------------------------------------------
+
 def convert(name, a, in_dict=None):
     """The argument as the compiler and the launch see it: torch tensors for every kind of
     array (over the same memory where it is on the GPU), dicts converted entry by entry."""
     where = f"argument '{name}'" if in_dict is None else f"entry {in_dict!r} of argument '{name}'"
     if isinstance(a, torch.Tensor):
+        if type(a) not in KIND_BY_TYPE:
+            KIND_BY_TYPE[type(a)] = _cuda_tensor
         return a
     t = type(a)
     if t is int or t is float or t is bool:
@@ -97,7 +184,7 @@ def convert(name, a, in_dict=None):
         return out
     if isinstance(a, (int, float)):  # int and float subclasses (numpy.float64 is one)
         if type(a).__module__ == "numpy":
-            return _numpy_scalar(where, a)
+            return _to_numpy_scalar(where, a)
         return float(a) if isinstance(a, float) else int(a)
     if hasattr(a, "__cuda_array_interface__"):
         try:
@@ -115,13 +202,13 @@ def convert(name, a, in_dict=None):
 
         arr = np.asarray(a)
         if arr.shape == ():
-            return _numpy_scalar(where, arr[()])
+            return _to_numpy_scalar(where, arr[()])
         try:
             return torch.from_numpy(arr)
         except Exception as e:
             raise ParirError(f"{where} is an array torch cannot use: {e}") from None
     if type(a).__module__ == "numpy":  # numpy.bool_, numpy.int32, ...: NumPy scalars
-        return _numpy_scalar(where, a)
+        return _to_numpy_scalar(where, a)
     raise ParirError(f"{where} is a {type(a).__module__}.{type(a).__qualname__}; parir "
                      f"functions take tensors (torch, NumPy, CuPy, DLPack), ints, floats, bools "
                      f"and dicts of those")
@@ -131,43 +218,12 @@ def _is_numpy(a):
     return type(a).__module__ == "numpy" and type(a).__name__ == "ndarray"
 
 
-def _numpy_scalar(where, a):
+def _to_numpy_scalar(where, a):
     t = torch.from_numpy(__import__("numpy").asarray(a))
     if t.dtype not in TORCH_DTYPES:
         raise ParirError(f"{where} has NumPy type {type(a).__name__}, which parir does not "
                          f"support")
-    return _NumpyScalar(t.dtype, t.item())
-
-
-def describe(name, a, require_cuda=True):
-    """The compiler's view of a converted argument: a _C.ArgValue."""
-    if isinstance(a, dict):
-        keys = list(a)
-        return _C.ArgValue.dict(keys, [describe(f"{name}['{k}']", a[k], require_cuda)
-                                       for k in keys])
-    if isinstance(a, torch.Tensor):
-        if a.dtype not in TORCH_DTYPES:
-            raise ParirError(f"argument '{name}' has dtype {a.dtype}, which parir does not "
-                             f"support; supported: {', '.join(str(d) for d in TORCH_DTYPES)}")
-        if not a.shape:
-            return _C.ArgValue.typed_scalar(TORCH_DTYPES[a.dtype], a.item())
-        if require_cuda and not a.is_cuda:
-            # Copied to a contiguous GPU buffer for the call.
-            return _C.ArgValue.tensor(TORCH_DTYPES[a.dtype], list(a.shape),
-                                      list(torch.empty(a.shape, device="meta").stride()))
-        return _C.ArgValue.tensor(TORCH_DTYPES[a.dtype], list(a.shape), list(a.stride()))
-    if isinstance(a, _NumpyScalar):
-        return _C.ArgValue.typed_scalar(TORCH_DTYPES[a.dtype], a.value)
-    if isinstance(a, bool):
-        return _C.ArgValue.bool(a)
-    if isinstance(a, int):
-        if not _INT64_MIN <= a <= _INT64_MAX:
-            raise ParirError(f"argument '{name}' = {a} does not fit in a 64-bit integer")
-        return _C.ArgValue.int(a)
-    if isinstance(a, float):
-        return _C.ArgValue.float(a)
-    raise ParirError(f"argument '{name}' is a {type(a).__qualname__}, which parir functions "
-                     f"do not take")
+    return NumpyScalar(t.dtype, t.item())
 
 
 def _flat(names, args):

@@ -11,19 +11,15 @@ import builtins
 import inspect
 import weakref
 
+from .capture import closure_scope, function_ir
+
 _IR = weakref.WeakKeyDictionary()  # undecorated Python function -> its IR
 
 
 def _lookup(fn, dotted):
     """The object `dotted` ("f" or "module.f") names inside `fn`, or None."""
     first, *rest = dotted.split(".")
-    scope = {}
-    if fn.__closure__:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-            try:
-                scope[name] = cell.cell_contents
-            except ValueError:  # a closure variable not assigned yet
-                pass
+    scope = closure_scope(fn)
     if first in scope:
         obj = scope[first]
     elif first in fn.__globals__:
@@ -35,11 +31,9 @@ def _lookup(fn, dotted):
     return obj
 
 
-def resolve(fn, fn_ir, convert):
+def resolve(fn, fn_ir):
     """[(function IR, {name: IR or ExternFunction})] for `fn` and every function it calls,
-    directly or not. `convert` turns a Python function into its IR."""
-    from .jit_function import JitFunction
-
+    directly or not."""
     table, seen, work = [], set(), [(fn, fn_ir)]
     while work:
         f, ir = work.pop()
@@ -54,12 +48,12 @@ def resolve(fn, fn_ir, convert):
             external = getattr(obj, "__parir_external__", None)
             if external is not None:
                 entries[name] = external
-            elif isinstance(obj, JitFunction):
+            elif getattr(obj, "__parir_jit__", False) is True:  # a JitFunction: .fn and .ir
                 entries[name] = obj.ir
                 work.append((obj.fn, obj.ir))
             elif inspect.isfunction(obj):
                 if obj not in _IR:
-                    _IR[obj] = convert(obj)
+                    _IR[obj] = function_ir(obj)
                 entries[name] = _IR[obj]
                 work.append((obj, _IR[obj]))
         table.append((ir, entries))

@@ -6,8 +6,10 @@ import math
 import torch
 
 from . import _C, arguments
-from .jit_function import (_ALL_FUNCTIONS, JitFunction, ParirError, _convert, _with_saved_source,
-                           compile_source, load_program)
+from ._C import ParirError
+from .build import compile_source, load_program, with_saved_source
+from .capture import function_ir
+from .jit_function import JitFunction, clear_memory_caches
 from .options import CompileOptions, check_supported
 
 
@@ -21,7 +23,7 @@ def print_compiled(fn, args, opts=None):
     check_supported(opts)
     if isinstance(fn, JitFunction):
         return compile_source(fn.fn, fn.ir, list(args), opts, require_cuda=False)
-    return compile_source(fn, _convert(fn), list(args), opts, require_cuda=False)
+    return compile_source(fn, function_ir(fn), list(args), opts, require_cuda=False)
 
 
 def compile_string(fun_name, code, opts=None):
@@ -36,7 +38,7 @@ def compile_string(fun_name, code, opts=None):
     check_supported(opts)
     if not isinstance(code, str):
         raise TypeError(f"compile_string takes the code as a str, got {type(code).__name__}")
-    program = load_program(code, opts, fun_name)
+    program = load_program(code, opts, fun_name, add_options=True)
     if program.function != fun_name:
         raise ParirError(f"compile_string('{fun_name}', ...): the code's launch plan is for "
                          f"'{program.function}' (its '//@ parir.plan' line)")
@@ -69,7 +71,7 @@ class CompiledString:
             else:
                 self.program.compile(arch)
         except ParirError as e:
-            raise _with_saved_source(e, self.program.source, self._opts, self.__name__) from None
+            raise with_saved_source(e, self.program.source, self._opts, self.__name__) from None
 
     def __repr__(self):
         sig = self.program.signature or f"{self.__name__}({', '.join(self._names)})"
@@ -92,7 +94,7 @@ class CompiledString:
         try:
             launch(args)
         except ParirError as e:
-            raise _with_saved_source(e, self.program.source, self._opts, name) from None
+            raise with_saved_source(e, self.program.source, self._opts, name) from None
 
 
 _TENSOR = "tensor"
@@ -160,7 +162,7 @@ def _check_argument(fn, name, expected, a):
         return
     value, _ = expected
     got = a.item() if hasattr(a, "item") and not isinstance(a, (int, float)) else (
-        a.value if isinstance(a, arguments._NumpyScalar) else a)
+        a.value if isinstance(a, arguments.NumpyScalar) else a)
     same = got == value or (got != got and value != value)
     if is_tensor or not same:
         raise ParirError(f"{fn}(): the code was compiled for {name}={value!r}, but {name}="
@@ -170,6 +172,5 @@ def _check_argument(fn, name, expected, a):
 
 def clear_cache():
     """Empties the in-memory caches of every jit function and the on-disk kernel cache."""
-    for f in list(_ALL_FUNCTIONS):
-        f.clear_cache()
+    clear_memory_caches()
     _C.clear_disk_cache()

@@ -1,11 +1,21 @@
-"""How a call is compiled and parallelized: LoopPar, CompileOptions and their constructors."""
+"""How a call is compiled and parallelized: LoopPar, CompileOptions and their constructors.
+
+Each CompileOptions field is described once, in FIELDS: its default, whether it is part of the
+specialization key, and how it reaches the C++ compiler (_C.CompileOptions, whose fields carry
+the Python names). The constructor, the key (options_key), the constants a traced graph carries
+(as_constants, from_constants) and the C++ view (to_cpp) are derived from that list.
+"""
 
 import enum
 import os
+import textwrap
+from typing import NamedTuple
 
 import torch
 
+from . import _C
 from ._C import ParirError
+from .types import elem_size
 
 
 class CompileBackend(enum.Enum):
@@ -71,6 +81,11 @@ class LoopPar:
     def _key(self):
         return self._k
 
+    @staticmethod
+    def _from_key(k):
+        """The LoopPar whose _key() is `k`."""
+        return LoopPar()._with(nthreads=k[0], reduce=k[1], tpb=k[2])
+
     def __eq__(self, other):
         return isinstance(other, LoopPar) and self._key() == other._key()
 
@@ -96,48 +111,109 @@ def reduce():
     return LoopPar().reduce()
 
 
+class Field(NamedTuple):
+    """One field of CompileOptions."""
+
+    name: str
+    default: object  # lists and dicts are copied for each CompileOptions
+    key: bool  # part of the specialization key: a new value compiles the function again
+    cpp: object  # the value of the C++ field of the same name, or None for Python-only fields
+    doc: str
+
+
+# How values reach _C.CompileOptions: (value, what) -> the C++ value; `what` names the field in
+# errors.
+
+def _flag(value, what):
+    return bool(value)
+
+
+def _count(value, what):
+    return int(value)
+
+
+def _type_name(value, what):
+    return None if value is None else elem_size(value, what).value
+
+
+def _loop_pars(spec, what):
+    return {label: _C.LoopPar(*p._k) for label, p in spec.items()}
+
+
+def _absolute_paths(paths, what):
+    return [os.path.abspath(p) for p in paths]
+
+
+def _without_link_flags(flags, what):
+    return [f for f in flags if not f.startswith("-l")]
+
+
+FIELDS = (
+    Field("parallelize", {}, key=True, cpp=_loop_pars,
+          doc="{label: LoopPar}, the parallel specification"),
+    Field("seq", False, key=False, cpp=None,
+          doc="run the original Python function instead of compiling"),
+    Field("backend", CompileBackend.Auto, key=False, cpp=None, doc="the CompileBackend"),
+    Field("debug_print", False, key=False, cpp=_flag,
+          doc="print the IR after each compiler pass, with elapsed time"),
+    Field("write_output", False, key=False, cpp=None,
+          doc="when NVRTC fails, save the CUDA source to a file named in the error"),
+    Field("verbose_backend_resolution", False, key=False, cpp=None,
+          doc="explain why the CUDA backend is or is not available"),
+    Field("use_cuda_thread_block_clusters", False, key=True, cpp=_flag,
+          doc="reductions over several blocks (at most max_thread_blocks_per_cluster of them) "
+              "run those blocks as a thread block cluster and combine through distributed "
+              "shared memory instead of global atomics; needs compute capability 9.0"),
+    Field("max_thread_blocks_per_cluster", 8, key=True, cpp=_count,
+          doc="the largest thread block cluster, a power of two up to 16"),
+    Field("use_cuda_graphs", False, key=True, cpp=_flag,
+          doc="run the host-side launch sequence as one CUDA graph, captured once per set of "
+              "tensor addresses and replayed on the current stream"),
+    Field("force_int_size", None, key=True, cpp=_type_name,
+          doc="the type (a parir.ElemSize, a torch dtype or parir.int32 and friends) of every "
+              "integer value that has no type of its own: literals, Python int arguments, "
+              "loop variables. None: int64. Tensor elements and 0-d tensors keep their dtypes"),
+    Field("force_float_size", None, key=True, cpp=_type_name,
+          doc="the same for floating-point values: literals and Python float arguments. "
+              "None: float64"),
+    Field("includes", [], key=True, cpp=_absolute_paths,
+          doc="include directories for NVRTC (headers of parir.external functions)"),
+    # Reaches C++ as link_libraries, with the -lNAME flags of extra_flags (_CPP_DERIVED).
+    Field("libs", [], key=True, cpp=None,
+          doc="directories searched for -lNAME libraries, or device library files (.a, .o) "
+              "to link; the driver's linker links them when the module is loaded"),
+    Field("extra_flags", [], key=True, cpp=_without_link_flags,
+          doc="flags for NVRTC, except -lNAME, which links the device library libNAME.a "
+              "found in one of `libs`"),
+)
+
+
+def _default_text(default):
+    return default.name if isinstance(default, enum.Enum) else repr(default)
+
+
+def _fields_doc():
+    lines = []
+    for f in FIELDS:
+        lines += textwrap.wrap(f"{f.name}: {f.doc} [{_default_text(f.default)}]", 92,
+                               initial_indent="      ", subsequent_indent="        ")
+    return "\n".join(lines)
+
+
 class CompileOptions:
-    """Options of one call, passed as `opts=`. Mutable; `parir.par(spec)` builds one.
+    __doc__ = f"""Options of one call, passed as `opts=`. Mutable; `parir.par(spec)` builds one.
 
     Fields (defaults in brackets):
-      parallelize: {label: LoopPar}, the parallel specification [{}]
-      seq: run the original Python function instead of compiling [False]
-      backend: CompileBackend [Auto]
-      debug_print: print the IR after each compiler pass, with elapsed time [False]
-      write_output: when NVRTC fails, save the CUDA source to a file named in the error [False]
-      verbose_backend_resolution: explain why the CUDA backend is or is not available [False]
-      includes: include directories for NVRTC (headers of parir.external functions) [[]]
-      extra_flags: flags for NVRTC, except -lNAME, which links the device library
-        libNAME.a found in one of `libs` [[]]
-      libs: directories searched for -lNAME libraries, or device library files (.a, .o) to
-        link; the driver's linker links them when the module is loaded [[]]
-      use_cuda_graphs: run the host-side launch sequence as one CUDA graph, captured once per
-        set of tensor addresses and replayed on the current stream [False]
-      use_cuda_thread_block_clusters: reductions over several blocks (at most
-        max_thread_blocks_per_cluster of them, a power of two up to 16) run those blocks as a
-        thread block cluster and combine through distributed shared memory instead of global
-        atomics; needs compute capability 9.0 [False, 8]
-      force_int_size [None], force_float_size [None]: the type (a parir.ElemSize, a torch
-        dtype or parir.int32 and friends) of every integer / float value that has no type of
-        its own: literals, Python int and float arguments, loop variables. None: int64 and
-        float64. Tensor elements and 0-d tensors keep their dtypes.
+{_fields_doc()}
     """
 
     def __init__(self, parallelize=None, **fields):
+        for f in FIELDS:
+            default = f.default
+            if isinstance(default, (list, dict)):  # each CompileOptions has its own
+                default = type(default)(default)
+            setattr(self, f.name, default)
         self.parallelize = dict(parallelize or {})
-        self.seq = False
-        self.backend = CompileBackend.Auto
-        self.debug_print = False
-        self.write_output = False
-        self.verbose_backend_resolution = False
-        self.use_cuda_thread_block_clusters = False
-        self.max_thread_blocks_per_cluster = 8
-        self.use_cuda_graphs = False
-        self.force_int_size = None
-        self.force_float_size = None
-        self.includes = []
-        self.libs = []
-        self.extra_flags = []
         for k, v in fields.items():
             if not hasattr(self, k):
                 raise TypeError(f"CompileOptions has no field {k!r}")
@@ -155,15 +231,61 @@ def par(spec):
     return CompileOptions(parallelize=spec)
 
 
-def options_key(opts):
-    """The part of the options that determines the generated code, as a hashable value. This
-    runs on every call, so it only collects: the entries are validated when compiling
-    (validate_parallel_spec). Insertion order is part of the key; two orders of one spec only
-    cost a second cache entry."""
-    return (tuple([(label, p._k) for label, p in opts.parallelize.items()]),
-            tuple(opts.includes), tuple(opts.libs), tuple(opts.extra_flags),
-            opts.use_cuda_graphs, opts.use_cuda_thread_block_clusters,
-            opts.max_thread_blocks_per_cluster, opts.force_int_size, opts.force_float_size)
+# ----- views derived from FIELDS -------------------------------------------------------------
+
+def _form(default):
+    """How a field's values become hashable constants: by the type of its default."""
+    if isinstance(default, dict):
+        return "spec"  # {label: LoopPar}: (label, (threads, reduce, tpb)) pairs
+    if isinstance(default, list):
+        return "list"
+    if isinstance(default, enum.Enum):
+        return "enum"
+    return "value"
+
+
+_CONSTANT = {"spec": "tuple([(label, p._k) for label, p in {}.items()])", "list": "tuple({})",
+             "enum": "{}.value", "value": "{}"}
+
+
+def _constants_function(name, fields, doc):
+    """A function giving `fields` of a CompileOptions as one tuple of hashable constants. It is
+    written out as one tuple expression and compiled, as dataclasses compile __init__: the key
+    is built on every call, and so costs what a hand-written tuple costs."""
+    items = "".join(_CONSTANT[_form(f.default)].format(f"opts.{f.name}") + ", " for f in fields)
+    namespace = {"__name__": __name__}
+    exec(f"def {name}(opts):\n    return ({items})\n", namespace)
+    fn = namespace[name]
+    fn.__doc__ = doc
+    return fn
+
+
+# This runs on every call, so it only collects: the entries are validated when compiling
+# (validate_parallel_spec). Insertion order is part of the key; two orders of one spec only cost
+# a second cache entry.
+options_key = _constants_function(
+    "options_key", [f for f in FIELDS if f.key],
+    "The part of the options that determines the generated code, as a hashable value.")
+
+as_constants = _constants_function(
+    "as_constants", FIELDS,
+    "Every field of the options as nested tuples of constants, which a traced graph can "
+    "carry; from_constants rebuilds the options.")
+
+
+def from_constants(constants):
+    """The CompileOptions that as_constants gave `constants` for."""
+    fields = {}
+    for f, value in zip(FIELDS, constants, strict=True):
+        form = _form(f.default)
+        if form == "spec":
+            value = {label: LoopPar._from_key(k) for label, k in value}
+        elif form == "list":
+            value = list(value)
+        elif form == "enum":
+            value = type(f.default)(value)
+        fields[f.name] = value
+    return CompileOptions(**fields)
 
 
 def validate_parallel_spec(opts):
@@ -177,9 +299,14 @@ def validate_parallel_spec(opts):
                              f"use parir.threads(n)")
 
 
+def include_dirs(opts):
+    """opts.includes as absolute paths."""
+    return _absolute_paths(opts.includes, "CompileOptions.includes")
+
+
 def nvrtc_flags(opts):
     """opts.extra_flags without the -lNAME flags, which are for the linker."""
-    return [f for f in opts.extra_flags if not f.startswith("-l")]
+    return _without_link_flags(opts.extra_flags, "CompileOptions.extra_flags")
 
 
 def link_libraries(opts):
@@ -200,6 +327,25 @@ def link_libraries(opts):
     for p in opts.libs:
         if not os.path.exists(p):
             raise ParirError(f"CompileOptions.libs names {p!r}, which does not exist")
+    return out
+
+
+# C++ fields that no Python field carries as it is: derived from several.
+_CPP_DERIVED = {"link_libraries": link_libraries}
+
+
+def to_cpp(opts, debug=False):
+    """The options as the C++ compiler takes them: a _C.CompileOptions. `debug` is the call's
+    debug=True. The include directories, NVRTC flags and link libraries are recorded in the
+    launch plan, so that the source alone builds the same binary."""
+    out = _C.CompileOptions()
+    for f in FIELDS:
+        if f.cpp is not None:
+            setattr(out, f.name, f.cpp(getattr(opts, f.name), f"CompileOptions.{f.name}"))
+    for name, derive in _CPP_DERIVED.items():
+        setattr(out, name, derive(opts))
+    if debug:
+        out.debug_print = True
     return out
 
 

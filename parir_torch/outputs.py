@@ -20,7 +20,8 @@ part of the graph, and Inductor runs the kernels on them without copies.
 
 import torch
 
-from .jit_function import JitFunction, ParirError
+from ._C import ParirError
+from .jit_function import JitFunction
 
 
 class _Output:

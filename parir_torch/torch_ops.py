@@ -29,13 +29,7 @@ import torch
 
 from . import _C, arguments
 from ._C import ParirError
-from .options import CompileBackend, CompileOptions, LoopPar, check_supported, options_key
-
-# CompileOptions fields carried into the graph as they are, and list fields carried as tuples.
-_SCALAR_FIELDS = ("seq", "debug_print", "write_output", "verbose_backend_resolution",
-                  "use_cuda_thread_block_clusters", "max_thread_blocks_per_cluster",
-                  "use_cuda_graphs", "force_int_size", "force_float_size")
-_LIST_FIELDS = ("includes", "libs", "extra_flags")
+from .options import as_constants, check_supported, from_constants, options_key
 
 
 def graph_entry(fn):
@@ -72,19 +66,11 @@ def _unflatten(dict_keys, flat_args):
 def options_state(opts):
     """The options as nested tuples of constants, which a graph can carry."""
     check_supported(opts)
-    return (tuple([(label, p._k) for label, p in opts.parallelize.items()]),
-            opts.backend.value,
-            tuple([getattr(opts, f) for f in _SCALAR_FIELDS]),
-            tuple([tuple(getattr(opts, f)) for f in _LIST_FIELDS]))
+    return as_constants(opts)
 
 
 def options_from_state(state):
-    spec, backend, scalars, lists = _concrete(state)  # a thread count may be a traced size
-    fields = dict(zip(_SCALAR_FIELDS, scalars))
-    fields.update({f: list(v) for f, v in zip(_LIST_FIELDS, lists)})
-    parallelize = {label: LoopPar()._with(nthreads=k[0], reduce=k[1], tpb=k[2])
-                   for label, k in spec}
-    return CompileOptions(parallelize, backend=CompileBackend(backend), **fields)
+    return from_constants(_concrete(state))  # a thread count may be a traced size
 
 
 def launch_traced(fn, args, opts, debug):

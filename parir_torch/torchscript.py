@@ -33,7 +33,7 @@ from typing import List
 
 import torch
 
-from .jit_function import ParirError
+from ._C import ParirError
 
 
 def launch(program: str, outs: List[torch.Tensor], ins: List[torch.Tensor]) -> List[torch.Tensor]:

@@ -6,6 +6,7 @@ import enum
 import torch
 
 from ._C import ParirError
+from .builtins import COMPILER_NAMES
 
 
 class ElemSize(enum.Enum):
@@ -76,8 +77,6 @@ def elem_size(t, what):
     """An ElemSize from anything that names a type: an ElemSize, a torch.dtype, a parir cast
     (parir.float32), a name ('float32'), or Python's int, float and bool (int64, float64,
     bool). `what` names the thing being typed, for the error."""
-    from . import builtins
-
     if isinstance(t, ElemSize):
         return t
     if isinstance(t, torch.dtype) and t in TORCH_DTYPES:
@@ -87,7 +86,7 @@ def elem_size(t, what):
             return ElemSize(t)
         except ValueError:
             pass
-    for name, fn in builtins.COMPILER_NAMES.items():
+    for name, fn in COMPILER_NAMES.items():
         if t is fn and name in _BY_VALUE:
             return _BY_VALUE[name]
     python = {int: ElemSize.I64, float: ElemSize.F64, bool: ElemSize.Bool}

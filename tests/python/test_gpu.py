@@ -97,16 +97,16 @@ def test_side_stream_and_views(rng):
 def test_repeated_call_uses_memory_cache(rng, monkeypatch):
     case = case_axpy(100, rng, "cuda")
     run_case(case)
-    import parir_torch.jit_function as jitmod
+    from parir_torch import _C
 
     compiles = []
-    real = jitmod._C.compile
+    real = _C.compile
 
     def counting(*a, **k):
         compiles.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(jitmod._C, "compile", counting)
+    monkeypatch.setattr(_C, "compile", counting)
     for _ in range(5):
         run_case(case)
     assert compiles == []
