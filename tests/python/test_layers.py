@@ -1,8 +1,11 @@
-"""The modules of parir_torch import each other one way: each only imports modules of a lower
-layer, so no import cycle (direct, or through other modules) can form. Read from the sources with
-`ast`, so every import counts: module-level and function-local, relative and absolute."""
+"""Dependencies run one way. The modules of parir_torch import each other one way: each only
+imports modules of a lower layer, so no import cycle (direct, or through other modules) can form;
+read from the sources with `ast`, so every import counts: module-level and function-local,
+relative and absolute. Likewise each folder of csrc/ is a layer, and an #include only reaches
+the same layer or a lower one."""
 
 import ast
+import os
 import re
 from pathlib import Path
 
@@ -112,3 +115,46 @@ def test_the_check_sees_imports(tmp_path):
     found = sorted(t for t, _ in _imports(tmp_path / "m.py", {"a", "b", "c", "d", "e",
                                                                "__init__"}))
     assert found == ["__init__", "__init__", "__init__", "a", "b", "c", "d", "e"]
+
+
+# ----- C++: csrc/<layer>/ folders --------------------------------------------------------------
+
+CSRC = str(Path(__file__).resolve().parents[2] / "csrc")
+
+# Lowest first. A file may include headers of its own layer and of the layers below it:
+#   ir        the IR, its types and the data every level of lowering produces (kernels, plans)
+#   passes    transformations of the IR, one per file
+#   codegen   printing: CUDA C++ and the launch plan's text (which it also parses)
+#   compiler  the pipeline: passes then code generation
+#   runtime   NVRTC, the driver, the disk cache, running plans, the parir::launch operator
+#   frontend  Python `ast` objects to IR
+#   python    the bindings (parir_torch._C)
+CPP_LAYERS = ["ir", "passes", "codegen", "compiler", "runtime", "frontend", "python"]
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
+
+
+def cpp_includes():
+    """[(file, its layer, included layer)] for every #include "layer/..." of csrc."""
+    out = []
+    for layer in sorted(os.listdir(CSRC)):
+        folder = os.path.join(CSRC, layer)
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if name.endswith((".h", ".cpp")):
+                with open(os.path.join(folder, name)) as f:
+                    for included in _INCLUDE.findall(f.read()):
+                        out.append((f"{layer}/{name}", layer, included))
+    return out
+
+
+def test_every_csrc_folder_is_a_layer():
+    folders = {d for d in os.listdir(CSRC) if os.path.isdir(os.path.join(CSRC, d))}
+    assert folders == set(CPP_LAYERS)
+
+
+def test_cpp_includes_point_down():
+    upward = [f"{file} includes {inc}/" for file, layer, inc in cpp_includes()
+              if inc in CPP_LAYERS and CPP_LAYERS.index(inc) > CPP_LAYERS.index(layer)]
+    assert not upward, "includes from a lower layer to a higher one:\n" + "\n".join(upward)
+    assert len(cpp_includes()) > 50  # the scan found the code
