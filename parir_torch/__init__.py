@@ -65,7 +65,7 @@ from .builtins import (  # noqa: E402
     int64, label, log, max, min, prod, sin, sqrt, sum, tanh, uint8, uint16, uint32, uint64)
 from .builtins import bool_ as _bool  # noqa: E402
 from ._C import ParirError  # noqa: E402
-from .build import backend_status  # noqa: E402
+from .build import ParirWarning, backend_status  # noqa: E402
 from .jit_function import JitFunction, jit  # noqa: E402
 from .options import (  # noqa: E402
     CompileBackend, CompileOptions, LoopPar, par, reduce, threads)
@@ -81,7 +81,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "jit", "label", "threads", "reduce", "LoopPar", "par", "CompileOptions", "CompileBackend",
-    "gpu", "print_compiled", "compile_string", "clear_cache", "ParirError", "JitFunction",
+    "gpu", "print_compiled", "compile_string", "clear_cache", "ParirError", "ParirWarning",
+    "JitFunction",
     "backend_status", "ElemSize", "Target", "external", "call", "out_like", "torchscript",
     "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "atan2", "min", "max", "sum", "prod", "inf",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

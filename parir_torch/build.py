@@ -4,10 +4,17 @@ and the runtime program that compiles and launches it."""
 import os
 import sys
 import tempfile
+import warnings
 
 from . import _C, arguments, callees
 from ._C import ParirError
 from .options import include_dirs, link_libraries, nvrtc_flags, to_cpp
+
+
+class ParirWarning(UserWarning):
+    """Something in a parir function that is probably not what its author meant, but is not an
+    error: a parallel specification none of whose labels the function uses, a write to a place
+    that depends on data inside a parallel loop (a possible race)."""
 
 
 def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
@@ -21,10 +28,12 @@ def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
                          f"{len(args)} were given")
     args = [arguments.convert(n, a) for n, a in zip(names, args)]
     described = [arguments.describe(n, a, require_cuda) for n, a in zip(names, args)]
-    source, log, _ = _C.compile(fn_ir, described, to_cpp(opts, debug),
-                                callees.resolve(fn, fn_ir))
+    source, log, _, notes = _C.compile(fn_ir, described, to_cpp(opts, debug),
+                                       callees.resolve(fn, fn_ir))
     if log:
         print(log, file=sys.stdout)
+    for note in notes:  # once per specialization: the compiled code is cached
+        warnings.warn(note, ParirWarning, stacklevel=2)
     return source
 
 

@@ -82,7 +82,8 @@ class JitFunction:
             print(backend_status(), file=sys.stdout)
         source = compile_source(self.fn, self.ir, args, opts, debug)
         compiled = _Compiled(load_program(source, opts, self.ir.name), self._names, args)
-        if key is not None:
+        # A debug=True call's code is bounds-checked: it does not stand for later plain calls.
+        if key is not None and not debug:
             self._cache[key] = compiled
         return compiled
 

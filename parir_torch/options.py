@@ -160,6 +160,10 @@ FIELDS = (
           doc="when NVRTC fails, save the CUDA source to a file named in the error"),
     Field("verbose_backend_resolution", False, key=False, cpp=None,
           doc="explain why the CUDA backend is or is not available"),
+    Field("bounds_check", False, key=True, cpp=_flag,
+          doc="check at run time every tensor access that the compiler could not prove in "
+              "bounds; the first one out of bounds is skipped and raises a ParirError after "
+              "the launch (debug=True turns this on too)"),
     Field("use_cuda_thread_block_clusters", False, key=True, cpp=_flag,
           doc="reductions over several blocks (at most max_thread_blocks_per_cluster of them) "
               "run those blocks as a thread block cluster and combine through distributed "
@@ -346,6 +350,7 @@ def to_cpp(opts, debug=False):
         setattr(out, name, derive(opts))
     if debug:
         out.debug_print = True
+        out.bounds_check = True
     return out
 
 

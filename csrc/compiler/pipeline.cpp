@@ -13,6 +13,7 @@
 #include "passes/simplify.h"
 #include "passes/specialize_arguments.h"
 #include "passes/verify_bounds.h"
+#include "passes/warn_racy_writes.h"
 #include "passes/split_parallel_nests.h"
 #include "passes/split_host_device.h"
 
@@ -92,6 +93,9 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   verify_bounds(prog, &result.bounds);
   log.after("verify_bounds", dump(prog));
 
+  // Writes to data-chosen elements inside parallel loops may race: a warning, not an error.
+  warn_racy_writes(prog);
+
   // Reduction loops get their target and operation; their bodies accumulate per thread.
   detect_reductions(prog);
   log.after("detect_reductions", dump(prog));
@@ -119,6 +123,7 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   result.cuda = generate_cuda(prog, lowered);
   log.after("generate_cuda", result.cuda);
   result.debug_log = std::move(log.text);
+  result.warnings = std::move(prog.warnings);
   return result;
 }
 

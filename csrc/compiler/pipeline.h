@@ -12,6 +12,7 @@ struct CompileResult {
   std::string cuda;       // kernels + "//@" launch plan; see codegen/cuda_codegen.h
   std::string debug_log;  // with CompileOptions::debug_print: the IR after each pass, timed
   BoundsStats bounds;     // the tensor accesses, and how many were proved in bounds
+  std::vector<std::string> warnings;  // for the user, each naming the file and line
 };
 
 // `callees` resolves the functions that fn (and the functions it calls) call by name.

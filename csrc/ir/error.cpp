@@ -18,14 +18,18 @@ std::string SourceInfo::describe(const Loc& loc) const {
   return where + quoted;
 }
 
-void throw_at(const SourceInfo& src, const Loc& loc, const std::string& msg) {
-  if (!loc.known()) throw Error(fmt::format("{}: {}", src.filename, msg));
+std::string message_at(const SourceInfo& src, const Loc& loc, const std::string& msg) {
+  if (!loc.known()) return fmt::format("{}: {}", src.filename, msg);
   std::string desc = src.describe(loc);
   // "file.py:12: message" then the quoted lines.
   size_t nl = desc.find('\n');
   std::string head = nl == std::string::npos ? desc : desc.substr(0, nl);
   std::string quote = nl == std::string::npos ? "" : desc.substr(nl);
-  throw Error(fmt::format("{}: {}{}", head, msg, quote));
+  return fmt::format("{}: {}{}", head, msg, quote);
+}
+
+void throw_at(const SourceInfo& src, const Loc& loc, const std::string& msg) {
+  throw Error(message_at(src, loc, msg));
 }
 
 }  // namespace parir

@@ -47,7 +47,10 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& msg) : std::runtime_error(msg) {}
 };
 
-// Throws an Error whose message is "<file>:<lines>: <msg>" and the quoted source.
+// "<file>:<lines>: <msg>" and the quoted source: how errors and warnings name the user's code.
+std::string message_at(const SourceInfo& src, const Loc& loc, const std::string& msg);
+
+// Throws an Error whose message is message_at(src, loc, msg).
 [[noreturn]] void throw_at(const SourceInfo& src, const Loc& loc, const std::string& msg);
 
 // fmt-style convenience: error(src, loc, "bad {}", x).

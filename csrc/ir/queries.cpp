@@ -99,20 +99,32 @@ class Calls : public IRVisitor {
 
 }  // namespace
 
-bool contains(const Body& body, ExprKind kind) {
-  struct Finder : IRVisitor {
-    ExprKind kind;
-    bool found = false;
-    explicit Finder(ExprKind k) : kind(k) {}
-#define X(n)                                \
-  void visit_node(const n* node) override { \
-    found = found || n::static_kind == kind; \
-    IRVisitor::visit_node(node);            \
+namespace {
+
+struct KindFinder : IRVisitor {
+  ExprKind kind;
+  bool found = false;
+  explicit KindFinder(ExprKind k) : kind(k) {}
+#define X(n)                                  \
+  void visit_node(const n* node) override {   \
+    found = found || n::static_kind == kind;  \
+    IRVisitor::visit_node(node);              \
   }
-    PARIR_FOR_EACH_EXPR(X)
+  PARIR_FOR_EACH_EXPR(X)
 #undef X
-  } finder(kind);
+};
+
+}  // namespace
+
+bool contains(const Body& body, ExprKind kind) {
+  KindFinder finder(kind);
   finder.visit(body);
+  return finder.found;
+}
+
+bool contains(const ExprPtr& e, ExprKind kind) {
+  KindFinder finder(kind);
+  finder.visit(e);
   return finder.found;
 }
 

@@ -20,6 +20,7 @@ std::set<std::string> stored_tensors(const Body& body);
 // Whether the body holds an expression of this kind anywhere (passes check with it that an
 // earlier pass has removed a kind of node).
 bool contains(const Body& body, ExprKind kind);
+bool contains(const ExprPtr& e, ExprKind kind);
 
 // Every name the body binds or reads: locals, loop variables, reduction accumulators and the
 // tensors it indexes.

@@ -35,6 +35,8 @@ struct CompileOptions {
   ParallelSpec parallelize;
   bool debug_print = false;  // log the IR after each pass, with elapsed time
   bool use_cuda_graphs = false;  // the launch plan runs as one CUDA graph
+  // Accesses verify_bounds could not prove in bounds are checked at run time (flatten_indices).
+  bool bounds_check = false;
   // Multi-block reductions combine through thread block clusters of at most this many blocks.
   bool use_cuda_thread_block_clusters = false;
   int64_t max_thread_blocks_per_cluster = 8;
@@ -64,8 +66,14 @@ struct SpecializedFunction {
   ScalarType int_type = ScalarType::I64;
   ScalarType float_type = ScalarType::F64;
 
+  // Warnings for the user (Python's warnings.warn), each naming the file and line.
+  std::vector<std::string> warnings;
+
   [[noreturn]] void error(const Loc& loc, const std::string& msg) const {
     throw_at(loc.src ? *loc.src : *source, loc, msg);
+  }
+  void warn(const Loc& loc, const std::string& msg) {
+    warnings.push_back(message_at(loc.src ? *loc.src : *source, loc, msg));
   }
   bool is_tensor(const std::string& name) const { return tensors.count(name) > 0; }
 };

@@ -37,11 +37,21 @@ class ApplySpec : public IRMutator {
 
   StmtPtr mutate_node(const For* n, const StmtPtr&) override {
     std::optional<LoopPar> par = lookup(*n);
+    if (par && par->threads == 0 && !certainly_empty(*n))
+      prog_.error(n->loc, fmt::format("the parallel specification gives this loop 0 threads, so "
+                                      "none of its iterations would run; give it at least one "
+                                      "thread (parir.threads(n) with n >= 1)"));
     // A loop that lower_slices made for a slice reduction reduces whatever its label says.
     if (par && n->par && n->par->reduce) par->reduce = true;
     Body body = mutate(n->body);
     return std::make_shared<For>(n->var, n->lo, n->hi, n->step, std::move(body), n->loc,
                                  n->labels, par);
+  }
+
+  // A loop over constant bounds that runs no iteration (range(0) when a size is 0, say).
+  static bool certainly_empty(const For& f) {
+    auto lo = f.lo->as<IntImm>(), hi = f.hi->as<IntImm>(), step = f.step->as<IntImm>();
+    return lo && hi && step && (step->value > 0 ? lo->value >= hi->value : lo->value <= hi->value);
   }
 
   void reject_if_parallel(const StmtNode& s, const char* what) {
@@ -83,11 +93,16 @@ void apply_parallel_spec(SpecializedFunction& prog, const ParallelSpec& spec) {
   }
   ApplySpec pass(prog, spec);
   prog.body = pass.mutate(prog.body);
-  for (const auto& [label, par] : spec)
-    if (!pass.used.count(label))
-      fail("the parallel specification names label '{}', but no statement of {} ({}) is "
-           "labelled '{}'",
-           label, prog.name, prog.source->filename, label);
+  // One specification is often shared by several functions: a label this function does not use
+  // is someone else's. Only a specification that matches nothing at all looks like a mistake.
+  if (pass.used.empty() && !spec.empty()) {
+    std::vector<std::string> labels;
+    for (const auto& [label, par] : spec) labels.push_back("'" + label + "'");
+    prog.warnings.push_back(fmt::format(
+        "{}: the parallel specification names {}, but no statement of {}() has such a label, "
+        "so none of its loops runs in parallel",
+        prog.source->filename, fmt::join(labels, ", "), prog.name));
+  }
 }
 
 }  // namespace parir

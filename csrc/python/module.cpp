@@ -126,6 +126,7 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("parallelize", &CompileOptions::parallelize)
       .def_readwrite("debug_print", &CompileOptions::debug_print)
       .def_readwrite("use_cuda_graphs", &CompileOptions::use_cuda_graphs)
+      .def_readwrite("bounds_check", &CompileOptions::bounds_check)
       .def_readwrite("use_cuda_thread_block_clusters",
                      &CompileOptions::use_cuda_thread_block_clusters)
       .def_readwrite("max_thread_blocks_per_cluster",
@@ -238,11 +239,12 @@ PYBIND11_MODULE(_C, m) {
         py::dict bounds;
         bounds["accesses"] = r.bounds.accesses;
         bounds["proved_in_bounds"] = r.bounds.proved;
-        return py::make_tuple(r.cuda, r.debug_log, bounds);
+        return py::make_tuple(r.cuda, r.debug_log, bounds, r.warnings);
       },
       py::arg("fn"), py::arg("args"), py::arg("options"), py::arg("callees") = py::list(),
       "Specializes fn to the arguments (ArgValues) with the options (CompileOptions) and "
-      "returns (CUDA source with launch plan, debug log, {accesses, proved_in_bounds}).");
+      "returns (CUDA source with launch plan, debug log, {accesses, proved_in_bounds}, "
+      "[warning]).");
 
   m.def(
       "next_launch_stamp", [] { return ++launch_clock; },

@@ -83,14 +83,38 @@ def test_unsupported_constructs_are_named(tmp_path, stmt, pattern):
     assert stmt in str(info.value)
 
 
-def test_spec_label_missing_from_function():
+def test_spec_labels_the_function_does_not_use_are_ignored():
+    # One spec is often shared by several functions: 'j' belongs to another one.
     def f(x, N):
         parir.label("i")
         for i in range(N):
             x[i] = 1.0
 
-    expect(f, [x10(), 10], {"i": parir.threads(10), "j": parir.threads(4)},
-           r"names label 'j', but no statement of f")
+    src = parir.print_compiled(f, [x10(), 10],
+                               parir.par({"i": parir.threads(10), "j": parir.threads(4)}))
+    assert "label 'i': parallel over 32 threads" in src
+
+
+def test_spec_matching_no_label_warns():
+    def f(x, N):
+        parir.label("i")
+        for i in range(N):
+            with parir.gpu:
+                x[i] = 1.0
+
+    with pytest.warns(parir.ParirWarning, match=r"names 'k', but no statement of f\(\) has such"):
+        parir.print_compiled(f, [x10(), 10], parir.par({"k": parir.threads(4)}))
+
+
+def test_zero_threads_for_a_loop_that_runs():
+    def f(x, N):
+        parir.label("i")
+        for i in range(N):
+            x[i] = 1.0
+
+    expect(f, [x10(), 10], {"i": parir.threads(0)}, r"gives this loop 0 threads")
+    # A size of 0 gives 0 threads to an empty loop: nothing to run, nothing wrong.
+    parir.print_compiled(f, [torch.zeros(0), 0], parir.par({"i": parir.threads(0)}))
 
 
 def test_float_index():
