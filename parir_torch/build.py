@@ -33,8 +33,17 @@ def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
     if log:
         print(log, file=sys.stdout)
     for note in notes:  # once per specialization: the compiled code is cached
-        warnings.warn(note, ParirWarning, stacklevel=2)
+        warnings.warn(note, ParirWarning, stacklevel=_caller_level())
     return source
+
+
+def _caller_level():
+    """The stacklevel of the first frame outside this package: the user's call."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def load_program(source, opts, name, add_options=False):

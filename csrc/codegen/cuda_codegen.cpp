@@ -88,6 +88,7 @@ class KernelPrinter {
                                    cuda_identifier(name)));
     }
     for (const auto& v : k_.host_vars) params.push_back("int64_t " + cuda_identifier(v));
+    if (k_.bounds_checked) params.push_back("parir::BoundsError* parir_bounds");
     line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{", k_.tpb,
                      cuda_identifier(k_.name), fmt::join(params, ", ")));
     ++indent_;
@@ -212,7 +213,9 @@ class KernelPrinter {
   }
 
   void assign(const Assign& a) {
-    std::string text = fmt::format("{} = {};", expr(a.target), expr(a.value));
+    std::string text = fmt::format("{} = {};", place(a.target), expr(a.value));
+    if (auto t = a.target->as<FlatLoad>(); t && !t->checks.empty())
+      text = fmt::format("if ({}) {}", checks(*t), text);
     if (a.target->as<FlatLoad>() && at_block_level()) {
       // Outside the thread-level loops every thread of the block (of the cluster) runs this
       // statement: one thread writes, and barriers order the write with the others' accesses.
@@ -357,14 +360,19 @@ class KernelPrinter {
     line(fmt::format("{} = parir::block_reduce({}, {}());", acc, acc, op_struct(r.op)));
     if (k_.cluster > 1)
       line(fmt::format("{} = parir::cluster_reduce({}, {}());", acc, acc, op_struct(r.op)));
-    bool tensor = r.target->as<FlatLoad>() != nullptr;
+    auto target = r.target->as<FlatLoad>();
+    bool tensor = target != nullptr;
+    // The thread that writes, and only when the target's bounds checks pass.
+    std::string when = tensor && !target->checks.empty()
+                           ? fmt::format("{} && {}", writer(), checks(*target))
+                           : writer();
     if (tensor && k_.atomic_reductions.count(&r)) {
-      line(fmt::format("if ({}) parir::atomic_combine({}(), &{}, {});", writer(), op_struct(r.op),
-                       expr(r.target), expr(r.acc_value)));
+      line(fmt::format("if ({}) parir::atomic_combine({}(), &{}, {});", when, op_struct(r.op),
+                       place(r.target), expr(r.acc_value)));
       return;
     }
-    std::string text = fmt::format("{} = {};", expr(r.target), expr(r.combined));
-    line(tensor ? fmt::format("if ({}) {}", writer(), text) : text);
+    std::string text = fmt::format("{} = {};", place(r.target), expr(r.combined));
+    line(tensor ? fmt::format("if ({}) {}", when, text) : text);
   }
 
   // ----- expressions ----------------------------------------------------------------------
@@ -463,8 +471,30 @@ class KernelPrinter {
   }
 
   // x.flat[offset] -> x[offset]: flatten_indices has computed the offset.
-  std::string load(const FlatLoad& l) {
+  std::string element(const FlatLoad& l) {
     return fmt::format("{}[{}]", cuda_identifier(l.tensor), index_expr(l.offset));
+  }
+
+  // An assignment's target: a local or a tensor element (whose checks guard the statement).
+  std::string place(const ExprPtr& target) {
+    if (auto l = target->as<FlatLoad>()) return element(*l);
+    return expr(target);
+  }
+
+  // A read; with run-time bounds checks, a zero when one fails (the access is skipped).
+  std::string load(const FlatLoad& l) {
+    if (l.checks.empty()) return element(l);
+    return fmt::format("parir::checked_load({}, {}, {})", cuda_identifier(l.tensor),
+                       index_expr(l.offset), checks(l));
+  }
+
+  // The conjunction of an access's run-time bounds checks.
+  std::string checks(const FlatLoad& l) {
+    std::vector<std::string> terms;
+    for (const auto& c : l.checks)
+      terms.push_back(fmt::format("parir::in_bounds(parir_bounds, {}, {}, {})", c.site,
+                                  index_expr(c.index), c.extent));
+    return terms.size() == 1 ? terms[0] : fmt::format("({})", fmt::join(terms, " && "));
   }
 
   // Index arithmetic without the redundant parentheses of expr(), for readability.

@@ -48,6 +48,9 @@ std::string print_plan(const LaunchPlan& plan) {
   for (const auto& p : plan.params)
     out += fmt::format("//@ param {} {} strides({}) {}\n", p.name, p.type.str(),
                        fmt::join(p.type.strides, ", "), p.written ? "inout" : "in");
+  for (const auto& c : plan.bounds_sites)
+    out += fmt::format("//@ check {} {} {} {} {} {} {}\n", c.id, c.kernel, c.tensor, c.dim,
+                       c.extent, c.line, c.file);
   print_steps(plan.steps, 0, out);
   return out;
 }
@@ -282,6 +285,28 @@ PlanParam parse_param(const Line& l) {
   return p;
 }
 
+BoundsSite parse_check(const Line& l) {
+  // check ID KERNEL TENSOR DIM EXTENT LINE FILE (the file name may hold spaces)
+  std::vector<std::string> words;
+  std::string rest = trim(l.text.substr(6));
+  for (int i = 0; i < 6; ++i) {
+    auto [word, more] = first_word(rest);
+    if (word.empty()) bad(l, "expected 'check ID KERNEL TENSOR DIM EXTENT LINE FILE'");
+    words.push_back(word);
+    rest = more;
+  }
+  if (rest.empty()) bad(l, "expected 'check ID KERNEL TENSOR DIM EXTENT LINE FILE'");
+  BoundsSite c;
+  c.id = static_cast<int>(to_int(l, words[0]));
+  c.kernel = words[1];
+  c.tensor = words[2];
+  c.dim = static_cast<int>(to_int(l, words[3]));
+  c.extent = to_int(l, words[4]);
+  c.line = static_cast<int>(to_int(l, words[5]));
+  c.file = rest;
+  return c;
+}
+
 PlanStep parse_launch(const Line& l) {
   // launch NAME grid(G) block(B) [shared(S)] (args)
   PlanStep s;
@@ -411,6 +436,10 @@ LaunchPlan parse_plan(const std::string& source) {
       plan.link_libraries.push_back(trim(l.text.substr(5)));
     } else if (l.text.rfind("param ", 0) == 0) {
       plan.params.push_back(parse_param(l));
+    } else if (l.text.rfind("check ", 0) == 0) {
+      plan.bounds_sites.push_back(parse_check(l));
+      if (plan.bounds_sites.back().id != static_cast<int>(plan.bounds_sites.size()))
+        bad(l, "check lines are numbered 1, 2, 3, ... in order");
     } else {
       steps.push_back(l);
     }

@@ -109,6 +109,29 @@ PARIR_FN int64_t trip_count(int64_t lo, int64_t hi, int64_t step) {
   return lo > hi ? (lo - hi - step - 1) / -step : 0;
 }
 
+// ----- run-time bounds checks (CompileOptions.bounds_check) ---------------------------------
+
+// The first access found out of bounds: the check site (an id of the launch plan's "check"
+// lines, 0 for none) and the index. Zeroed before each launch, read back after it.
+struct BoundsError {
+  int id;
+  int unused;
+  long long index;
+};
+
+// Whether index i is valid for a dimension of `extent` elements (Python's -extent..extent-1);
+// records the first violation otherwise. The access it guards is then skipped.
+PARIR_FN bool in_bounds(BoundsError* e, int site, long long i, long long extent) {
+  if (i >= -extent && i < extent) return true;
+  if (atomicCAS(&e->id, 0, site) == 0) e->index = i;
+  return false;
+}
+
+// The element at `offset`, or a zero of its type when a bounds check failed.
+template <typename T> PARIR_FN T checked_load(const T* p, long long offset, bool ok) {
+  return ok ? p[offset] : T{};
+}
+
 // ----- parallel reductions ---------------------------------------------------------------
 
 template <typename T> PARIR_FN T highest();

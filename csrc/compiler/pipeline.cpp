@@ -113,7 +113,7 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   log.after("map_parallelism", dump(lowered));
 
   // Element accesses become offsets through the tensors' strides.
-  flatten_indices(prog, lowered);
+  flatten_indices(prog, lowered, opts.bounds_check);
   log.after("flatten_indices", dump(lowered));
 
   lowered.plan.cuda_graphs = opts.use_cuda_graphs;

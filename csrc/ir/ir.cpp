@@ -110,7 +110,10 @@ std::string expr_text(const ExprNode& e) {
     }
     case ExprKind::FlatLoad: {
       const auto& n = static_cast<const FlatLoad&>(e);
-      return fmt::format("{}.flat[{}]", n.tensor, expr_text(*n.offset));
+      std::string checks;
+      for (const auto& c : n.checks)
+        checks += fmt::format(" if -{} <= {} < {}", c.extent, expr_text(*c.index), c.extent);
+      return fmt::format("{}.flat[{}{}]", n.tensor, expr_text(*n.offset), checks);
     }
     case ExprKind::Unary: {
       const auto& n = static_cast<const Unary&>(e);

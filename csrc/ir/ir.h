@@ -129,15 +129,29 @@ struct Load : ExprNode {
         in_bounds(proved) {}
 };
 
+// A run-time check of one index of an access (CompileOptions.bounds_check): -extent <= index
+// < extent, or the access is skipped and the violation recorded for check site `site` of the
+// launch plan (LaunchPlan::bounds_sites).
+struct IndexCheck {
+  ExprPtr index;  // int64, as the user wrote it (before negative indices are wrapped)
+  int64_t extent;
+  int site;
+};
+
 // tensor[offset]: one element of a tensor parameter at an element offset from its first element,
 // after flatten_indices has turned a Load's indices into an offset through the tensor's strides.
-// Only kernels hold FlatLoads, and they hold no Loads.
+// Only kernels hold FlatLoads, and they hold no Loads. `checks` are the run-time bounds checks
+// the access needs (none unless CompileOptions.bounds_check).
 struct FlatLoad : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::FlatLoad;
   std::string tensor;
   ExprPtr offset;  // int64
-  FlatLoad(std::string t, ExprPtr off, Type ty, Loc l)
-      : ExprNode(static_kind, ty, l), tensor(std::move(t)), offset(std::move(off)) {}
+  std::vector<IndexCheck> checks;
+  FlatLoad(std::string t, ExprPtr off, Type ty, Loc l, std::vector<IndexCheck> c = {})
+      : ExprNode(static_kind, ty, l),
+        tensor(std::move(t)),
+        offset(std::move(off)),
+        checks(std::move(c)) {}
 };
 
 enum class UnaryOp : uint8_t { Neg, Not, BitNot };

@@ -28,6 +28,8 @@ struct Kernel {
   std::map<std::string, Type> locals;  // locals assigned in the kernel
   // Reductions whose target several blocks combine into, so they combine atomically.
   std::set<const Reduction*> atomic_reductions;
+  // Some access is checked at run time: the kernel takes the plan's error buffer ("@bounds").
+  bool bounds_checked = false;
 
   int64_t grid() const {
     int64_t g = inner_blocks;

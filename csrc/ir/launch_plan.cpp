@@ -47,7 +47,9 @@ void resolve_steps(LaunchPlan& plan, std::vector<PlanStep>& steps,
       PlanStep::Arg arg;
       auto p = std::find_if(plan.params.begin(), plan.params.end(),
                             [&](const PlanParam& q) { return q.name == a; });
-      if (p != plan.params.end()) {
+      if (a == kBoundsBufferArg) {
+        arg.kind = PlanStep::Arg::Kind::BoundsBuffer;
+      } else if (p != plan.params.end()) {
         arg.index = static_cast<int>(p - plan.params.begin());
       } else {
         auto v = std::find(loops.rbegin(), loops.rend(), a);  // the innermost loop of that name
@@ -55,7 +57,7 @@ void resolve_steps(LaunchPlan& plan, std::vector<PlanStep>& steps,
           fail("launch plan: kernel '{}' takes '{}', which is neither a parameter nor the "
                "variable of a host loop around the launch",
                s.kernel, a);
-        arg.is_param = false;
+        arg.kind = PlanStep::Arg::Kind::HostVar;
         arg.index = static_cast<int>(loops.rend() - v) - 1;
       }
       s.resolved_args.push_back(arg);

@@ -18,7 +18,9 @@
 //
 // A launch may add shared(bytes) and cluster(blocks) after block(...). Lines "include DIR",
 // "flag FLAG" and "link FILE" after the signature give NVRTC include directories and flags and
-// the device libraries to link.
+// the device libraries to link. With CompileOptions.bounds_check, lines "check ID KERNEL TENSOR
+// DIM EXTENT LINE FILE" describe the run-time bounds checks, and the launches of checked kernels
+// take "@bounds", the buffer a violation is recorded in.
 //
 // Expressions in loop bounds and conditions are int64 Python expressions over host loop
 // variables: literals, names, + - * // % << >> & | ^, comparisons, and/or/not, parentheses.
@@ -54,11 +56,30 @@ struct PlanStep {
   // kernel's position in LaunchPlan::kernels, and for each argument its source.
   int kernel_index = -1;
   struct Arg {
-    bool is_param = true;  // a tensor parameter, else a host loop variable
-    int index = 0;         // into LaunchPlan::params, or the loop's depth among the host loops
+    enum class Kind {
+      Param,         // LaunchPlan::params[index]
+      HostVar,       // the variable of the host loop at depth `index`
+      BoundsBuffer,  // "@bounds": where a bounds-checked kernel records a violation
+    };
+    Kind kind = Kind::Param;
+    int index = 0;
   };
   std::vector<Arg> resolved_args;
 };
+
+// A run-time bounds check of a kernel ("//@ check ID KERNEL TENSOR DIM EXTENT LINE FILE"): what
+// a violation recorded with this id is reported as.
+struct BoundsSite {
+  int id = 0;  // from 1
+  std::string kernel, tensor;
+  int dim = 0;
+  int64_t extent = 0;
+  int line = 0;
+  std::string file;
+};
+
+// The launch argument through which bounds-checked kernels record violations.
+inline constexpr const char* kBoundsBufferArg = "@bounds";
 
 struct LaunchPlan {
   std::string function;
@@ -77,6 +98,8 @@ struct LaunchPlan {
   std::vector<PlanStep> steps;
   // The kernels launched, each once, in order of first launch (set by resolve_launch_args).
   std::vector<std::string> kernels;
+  // The run-time bounds checks of the kernels (CompileOptions.bounds_check), by id - 1.
+  std::vector<BoundsSite> bounds_sites;
 
   const PlanParam* param(const std::string& name) const;
 };

@@ -40,7 +40,10 @@ void IRVisitor::visit_node(const Var*) {}
 void IRVisitor::visit_node(const Load* n) {
   for (const auto& i : n->indices) visit(i);
 }
-void IRVisitor::visit_node(const FlatLoad* n) { visit(n->offset); }
+void IRVisitor::visit_node(const FlatLoad* n) {
+  visit(n->offset);
+  for (const auto& c : n->checks) visit(c.index);
+}
 void IRVisitor::visit_node(const Unary* n) { visit(n->a); }
 void IRVisitor::visit_node(const Binary* n) {
   visit(n->a);
@@ -158,8 +161,16 @@ ExprPtr IRMutator::mutate_node(const Load* n, const ExprPtr& self) {
 
 ExprPtr IRMutator::mutate_node(const FlatLoad* n, const ExprPtr& self) {
   ExprPtr offset = mutate(n->offset);
-  if (offset == n->offset) return self;
-  return std::make_shared<FlatLoad>(n->tensor, std::move(offset), n->type, n->loc);
+  std::vector<IndexCheck> checks = n->checks;
+  bool changed = offset != n->offset;
+  for (auto& c : checks) {
+    ExprPtr i = mutate(c.index);
+    changed = changed || i != c.index;
+    c.index = std::move(i);
+  }
+  if (!changed) return self;
+  return std::make_shared<FlatLoad>(n->tensor, std::move(offset), n->type, n->loc,
+                                    std::move(checks));
 }
 
 ExprPtr IRMutator::mutate_node(const Unary* n, const ExprPtr& self) {

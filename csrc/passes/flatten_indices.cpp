@@ -10,7 +10,12 @@ namespace {
 
 class Flatten : public IRMutator {
  public:
-  explicit Flatten(const SpecializedFunction& prog) : prog_(prog) {}
+  // Check sites are numbered on from `sites` (the plan's list), for kernel `kernel`.
+  Flatten(const SpecializedFunction& prog, const std::string& kernel,
+          std::vector<BoundsSite>* sites)
+      : prog_(prog), kernel_(kernel), sites_(sites) {}
+
+  bool checked = false;  // some access got a run-time check
 
   // The reductions of the kernel as they were before flattening, and what they became.
   std::map<const Reduction*, const Reduction*> renewed;
@@ -23,8 +28,10 @@ class Flatten : public IRMutator {
     const Type i64{ScalarType::I64, false};
     const Loc& loc = n->loc;
     ExprPtr offset = int_imm(0, loc, i64);
+    std::vector<IndexCheck> checks;
     for (size_t d = 0; d < indices.size(); ++d) {
       ExprPtr idx = indices[d];
+      if (sites_ && !n->in_bounds) check(*n, d, idx, t.shape[d], checks);
       if (auto c = idx->as<IntImm>(); c && c->value < 0) {
         idx = int_imm(c->value + t.shape[d], loc, i64);
       } else if (!nonnegative(idx)) {
@@ -36,7 +43,8 @@ class Flatten : public IRMutator {
       ExprPtr term = binary(BinaryOp::Mul, idx, int_imm(t.strides[d], loc, i64), loc, i64);
       offset = binary(BinaryOp::Add, offset, term, loc, i64);
     }
-    return std::make_shared<FlatLoad>(n->tensor, simplify(offset), n->type, loc);
+    return std::make_shared<FlatLoad>(n->tensor, simplify(offset), n->type, loc,
+                                      std::move(checks));
   }
 
   StmtPtr mutate_node(const For* n, const StmtPtr&) override {
@@ -64,8 +72,28 @@ class Flatten : public IRMutator {
 
  private:
   const SpecializedFunction& prog_;
+  const std::string& kernel_;
+  std::vector<BoundsSite>* sites_;  // null: no run-time checks
   // Variables of the enclosing loops known to be >= 0, with how many such loops define them.
   std::map<std::string, int> nonneg_vars_;
+
+  // A run-time check of index `idx` of dimension `d`, unless it is a constant within range.
+  void check(const Load& l, size_t d, const ExprPtr& idx, int64_t extent,
+             std::vector<IndexCheck>& checks) {
+    if (auto c = idx->as<IntImm>(); c && c->value >= -extent && c->value < extent) return;
+    BoundsSite site;
+    site.id = static_cast<int>(sites_->size()) + 1;
+    site.kernel = kernel_;
+    site.tensor = l.tensor;
+    site.dim = static_cast<int>(d);
+    site.extent = extent;
+    site.line = l.loc.line;
+    const SourceInfo* src = l.loc.src ? l.loc.src : prog_.source.get();
+    site.file = src->filename;
+    sites_->push_back(site);
+    checks.push_back(IndexCheck{idx, extent, site.id});
+    checked = true;
+  }
 
   // Whether an index is certainly >= 0, so that Python's negative indexing needs no check.
   bool nonnegative(const ExprPtr& e) const {
@@ -107,13 +135,19 @@ class Flatten : public IRMutator {
 
 }  // namespace
 
-void flatten_indices(const SpecializedFunction& prog, Lowered& lowered) {
+void flatten_indices(const SpecializedFunction& prog, Lowered& lowered, bool bounds_check) {
   for (auto& k : lowered.kernels) {
     PARIR_CHECK(!k.levels.empty(),
                 "kernel '{}' has no parallel levels; call map_parallelism before flatten_indices",
                 k.name);
-    Flatten flatten(prog);
+    Flatten flatten(prog, k.name, bounds_check ? &lowered.plan.bounds_sites : nullptr);
     k.root = flatten.mutate(k.root);
+    if (flatten.checked) {
+      k.bounds_checked = true;
+      for_each_launch(lowered.plan.steps, [&](PlanStep& step) {
+        if (step.kernel == k.name) step.args.push_back(kBoundsBufferArg);
+      });
+    }
     std::set<const Reduction*> atomic;
     for (const Reduction* r : k.atomic_reductions) {
       auto it = flatten.renewed.find(r);

@@ -5,6 +5,10 @@
 // that start at a constant >= 0 and step upwards) is wrapped at run time,
 // `(i < 0 ? i + extent : i)`. Reduction targets are flattened too. Afterwards the kernels hold
 // no Load, only FlatLoads, so that code generation prints what it is given.
+// With `bounds_check`, each index of an access that verify_bounds could not prove in bounds
+// (other than a constant within its extent) gets a run-time check (IndexCheck): a check site
+// is added to the launch plan, the kernel is marked bounds_checked and its launches take the
+// plan's error buffer.
 // Runs after map_parallelism, on the kernels it mapped.
 #pragma once
 
@@ -12,6 +16,6 @@
 
 namespace parir {
 
-void flatten_indices(const SpecializedFunction& prog, Lowered& lowered);
+void flatten_indices(const SpecializedFunction& prog, Lowered& lowered, bool bounds_check = false);
 
 }  // namespace parir

@@ -90,6 +90,11 @@ const Loaded& load() {
     sym(d.cuGraphLaunch, "cuGraphLaunch");
     sym(d.cuGraphExecDestroy, "cuGraphExecDestroy");
     sym(d.cuGraphDestroy, "cuGraphDestroy");
+    sym(d.cuMemAlloc_v2, "cuMemAlloc_v2");
+    sym(d.cuMemFree_v2, "cuMemFree_v2");
+    sym(d.cuMemsetD8Async, "cuMemsetD8Async");
+    sym(d.cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2");
+    sym(d.cuStreamSynchronize, "cuStreamSynchronize");
     sym(d.cuLaunchKernelEx, "cuLaunchKernelEx");
     sym(d.cuLinkCreate_v2, "cuLinkCreate_v2");
     sym(d.cuLinkAddData_v2, "cuLinkAddData_v2");

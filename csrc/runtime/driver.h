@@ -43,6 +43,12 @@ struct Driver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  // The error buffer of bounds-checked programs (CompileOptions.bounds_check).
+  CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree_v2)(CUdeviceptr);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync_v2)(void*, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
   // Launches with a thread block cluster size.
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
   // The JIT linker, for programs that link device libraries (CompileOptions.libs).

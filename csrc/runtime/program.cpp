@@ -44,6 +44,8 @@ NvrtcOutput compile_cached(const std::string& source, const std::string& arch,
 
 namespace {
 
+constexpr size_t kBoundsErrorBytes = 16;  // sizeof(parir::BoundsError) in the prelude
+
 CUfunction lookup_function(const Driver& drv, CUmodule module, const std::string& name) {
   CUfunction f = nullptr;
   CUresult r = drv.cuModuleGetFunction(&f, module, name.c_str());
@@ -60,6 +62,9 @@ CUfunction lookup_function(const Driver& drv, CUmodule module, const std::string
 struct Program::Module {
   CUmodule module = nullptr;
   std::vector<CUfunction> functions;  // by LaunchPlan::kernels index
+  // Where bounds-checked kernels record the first violation (a parir::BoundsError of the
+  // prelude: int id, int unused, long long index); 0 when the plan checks nothing.
+  CUdeviceptr bounds = 0;
   // With cuda_graphs: the plan captured for the tensors at `graph_params`, and the stream it
   // is captured on (the legacy default stream cannot be captured). Guarded by Program::mutex_.
   CUstream capture_stream = nullptr;
@@ -168,6 +173,7 @@ struct RetiredModule {
   CUmodule module;
   CUgraphExec graph;
   CUstream capture_stream;
+  CUdeviceptr bounds;
 };
 
 std::atomic<int64_t> loaded_modules{0};
@@ -202,6 +208,7 @@ void unload_retired_modules(const Driver& drv) {
     for (const auto& r : modules) {
       if (r.graph) drv.cuGraphExecDestroy(r.graph);
       if (r.capture_stream) drv.cuStreamDestroy_v2(r.capture_stream);
+      if (r.bounds) drv.cuMemFree_v2(r.bounds);
       drv.cuModuleUnload(r.module);
       --loaded_modules;
     }
@@ -218,7 +225,8 @@ Program::~Program() {
   for (size_t device = 0; device < modules_.size(); ++device) {
     if (!modules_[device]) continue;
     const Module& m = *modules_[device];
-    retired_modules().push_back({static_cast<int>(device), m.module, m.graph, m.capture_stream});
+    retired_modules().push_back(
+        {static_cast<int>(device), m.module, m.graph, m.capture_stream, m.bounds});
   }
 }
 
@@ -260,6 +268,8 @@ const Program::Module& Program::module_for(int device, CUstream stream, bool cap
             "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
       m->functions.push_back(f);
     }
+    if (!plan_.bounds_sites.empty())
+      drv.check(drv.cuMemAlloc_v2(&m->bounds, kBoundsErrorBytes), "cuMemAlloc");
   } catch (...) {
     drv.cuModuleUnload(m->module);  // nothing of it has run yet
     --loaded_modules;
@@ -300,13 +310,28 @@ void Program::launch(int device, CUstream stream, const std::vector<void*>& para
   bool capturing = is_capturing(drv, stream);
   const Module& mod = module_for(device, stream, capturing);
   if (capturing) {
+    if (mod.bounds)
+      fail("parir: {}() checks bounds at run time (CompileOptions.bounds_check, or debug=True), "
+           "which reads the result of the checks back after each call; that cannot happen "
+           "inside a CUDA graph capture. Capture it without bounds checks",
+           plan_.function);
     // The launches join a capture that PyTorch (or the user) started; that graph may outlive
     // this program, so its modules must stay loaded.
     launched_in_capture_.store(true, std::memory_order_relaxed);
     return launch_plan(mod, stream, params);
   }
-  if (!plan_.cuda_graphs) return launch_plan(mod, stream, params);
+  if (mod.bounds)
+    drv.check(drv.cuMemsetD8Async(mod.bounds, 0, kBoundsErrorBytes, stream), "cuMemsetD8Async");
+  if (plan_.cuda_graphs)
+    launch_graph(mod, stream, params);
+  else
+    launch_plan(mod, stream, params);
+  if (mod.bounds) report_bounds_violation(mod, stream);
+}
 
+void Program::launch_graph(const Module& mod, CUstream stream,
+                           const std::vector<void*>& params) const {
+  const Driver& drv = Driver::get();
   std::lock_guard<std::mutex> lock(mutex_);
   Module& m = const_cast<Module&>(mod);
   if (!m.graph || m.graph_params != params) {
@@ -335,6 +360,28 @@ void Program::launch(int device, CUstream stream, const std::vector<void*>& para
   drv.check(drv.cuGraphLaunch(m.graph, stream), "cuGraphLaunch");
 }
 
+void Program::report_bounds_violation(const Module& mod, CUstream stream) const {
+  const Driver& drv = Driver::get();
+  struct {
+    int32_t id;
+    int32_t unused;
+    int64_t index;
+  } error{};
+  static_assert(sizeof(error) == kBoundsErrorBytes, "parir::BoundsError's layout");
+  drv.check(drv.cuMemcpyDtoHAsync_v2(&error, mod.bounds, sizeof(error), stream),
+            "cuMemcpyDtoHAsync");
+  drv.check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  if (error.id == 0) return;
+  if (error.id < 1 || error.id > static_cast<int>(plan_.bounds_sites.size()))
+    fail("parir: {}(): a bounds check reported the unknown check {}", plan_.function, error.id);
+  const BoundsSite& c = plan_.bounds_sites[error.id - 1];
+  fail("{}:{}: {}(): index {} of '{}' (dimension {}) is out of bounds: that dimension has {} "
+       "element{} (valid indices {}..{}). Kernel '{}' skipped the access and maybe others like "
+       "it; this is the first one it found",
+       c.file, c.line, plan_.function, error.index, display_name(c.tensor), c.dim, c.extent,
+       c.extent == 1 ? "" : "s", -c.extent, c.extent - 1, c.kernel);
+}
+
 void Program::launch_plan(const Module& mod, CUstream stream,
                           const std::vector<void*>& params) const {
   const Driver& drv = Driver::get();
@@ -346,13 +393,19 @@ void Program::launch_plan(const Module& mod, CUstream stream,
     std::vector<void*> args(step.resolved_args.size());
     for (size_t i = 0; i < step.resolved_args.size(); ++i) {
       const PlanStep::Arg& a = step.resolved_args[i];
-      if (a.is_param) {
-        ptrs[i] = params[a.index];
-        args[i] = &ptrs[i];
-      } else {
-        ints[i] = env.values[a.index];
-        args[i] = &ints[i];
+      switch (a.kind) {
+        case PlanStep::Arg::Kind::Param:
+          ptrs[i] = params[a.index];
+          break;
+        case PlanStep::Arg::Kind::HostVar:
+          ints[i] = env.values[a.index];
+          break;
+        case PlanStep::Arg::Kind::BoundsBuffer:
+          ptrs[i] = reinterpret_cast<void*>(mod.bounds);
+          break;
       }
+      args[i] = a.kind == PlanStep::Arg::Kind::HostVar ? static_cast<void*>(&ints[i])
+                                                        : static_cast<void*>(&ptrs[i]);
     }
     CUfunction f = mod.functions[step.kernel_index];
     if (step.cluster > 1) {

@@ -66,6 +66,10 @@ class Program {
   const Module& module_for(int device, CUstream stream, bool capturing) const;
   // The plan's launches, one by one, on `stream`.
   void launch_plan(const Module& mod, CUstream stream, const std::vector<void*>& params) const;
+  // The plan as a CUDA graph (LaunchPlan::cuda_graphs), captured once per set of tensors.
+  void launch_graph(const Module& mod, CUstream stream, const std::vector<void*>& params) const;
+  // After a bounds-checked launch: waits for it and raises the first violation it recorded.
+  void report_bounds_violation(const Module& mod, CUstream stream) const;
 
   std::string source_;
   std::string one_line_source_;

@@ -57,7 +57,8 @@ TEST(LaunchPlan, ResolvesLaunchArgumentsWhenParsed) {
   std::vector<std::vector<std::pair<bool, int>>> args;
   for_each_launch(plan.steps, [&](const PlanStep& s) {
     args.emplace_back();
-    for (const auto& a : s.resolved_args) args.back().emplace_back(a.is_param, a.index);
+    for (const auto& a : s.resolved_args)
+      args.back().emplace_back(a.kind == PlanStep::Arg::Kind::Param, a.index);
   });
   // (A, B, t) and (B, A): parameters by position, t as the variable of host loop 0.
   EXPECT_EQ(args, (std::vector<std::vector<std::pair<bool, int>>>{
