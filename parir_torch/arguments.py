@@ -169,7 +169,7 @@ def convert(name, a, in_dict=None):
             KIND_BY_TYPE[type(a)] = _cuda_tensor
         return a
     t = type(a)
-    if t is int or t is float or t is bool:
+    if t is int or t is float or t is bool or t is NumpyScalar:  # NumpyScalar: converted
         return a
     if isinstance(a, dict):
         if in_dict is not None:

@@ -93,7 +93,29 @@ def test_numpy_scalars_are_typed():
     assert "k=float32(1.5)" in src
 
 
+def test_numpy_scalars_reach_the_launch():
+    # A call converts a NumPy scalar once; compiling must take the converted value as it is.
+    # Meta tensors compile and then fail at the launch, which is the point this test reaches.
+    np = pytest.importorskip("numpy")
+    x = torch.zeros(4, dtype=torch.float64, device="meta")
+    with pytest.raises(parir.ParirError) as info:
+        add_value(x, np.float64(1.5), x, 4, opts=spec(4))
+    msg = str(info.value)
+    assert "NumpyScalar" not in msg and ("meta" in msg or "no CUDA GPU" in msg), msg
+
+
 # ----- GPU -----------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_numpy_scalars_on_the_gpu():
+    np = pytest.importorskip("numpy")
+    x = torch.randn(33, dtype=torch.float64, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    add_value(x, np.float64(1.5), out, 33, opts=spec(33))
+    torch.testing.assert_close(out, x + 1.5)
+    add_value(x, np.float32(0.25), out, 33, opts=spec(33))
+    torch.testing.assert_close(out, x + 0.25)
+
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("n", [1, 33, 4097])
