@@ -16,6 +16,7 @@ See README.md for the model: labels, parallel specifications, and how loops map 
 The package's modules, in layers, lowest first: each imports only modules above it in this list
 (tests/python/test_layers.py checks it), and _C, the C++ extension, lies below them all.
 
+    errors            ParirError and its TypeError and ValueError kinds, ParirWarning
     builtins          the names the compiler translates (parir.label, parir.exp, casts), as Python
     specializations   the in-memory cache of a function's compiled specializations
     types             ElemSize and how torch, NumPy and Python types map onto it
@@ -26,6 +27,7 @@ The package's modules, in layers, lowest first: each imports only modules above 
     callees           the functions a jit function calls
     build             from a call to CUDA source and a runtime program
     torch_ops         calls inside torch.compile and torch.export graphs
+    checking          parir.check and opts.check: the kernels against the plain Python
     jit_function      JitFunction and @parir.jit: the call path
     outputs           parir.call and parir.out_like
     compile           print_compiled, compile_string, clear_cache
@@ -65,7 +67,9 @@ from .builtins import (  # noqa: E402
     int64, label, log, max, min, prod, sin, sqrt, sum, tanh, uint8, uint16, uint32, uint64)
 from .builtins import bool_ as _bool  # noqa: E402
 from ._C import ParirError  # noqa: E402
-from .build import ParirWarning, backend_status  # noqa: E402
+from .errors import ParirTypeError, ParirValueError, ParirWarning  # noqa: E402
+from .build import backend_status  # noqa: E402
+from .checking import check  # noqa: E402
 from .jit_function import JitFunction, jit  # noqa: E402
 from .options import (  # noqa: E402
     CompileBackend, CompileOptions, LoopPar, par, reduce, threads)
@@ -81,8 +85,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "jit", "label", "threads", "reduce", "LoopPar", "par", "CompileOptions", "CompileBackend",
-    "gpu", "print_compiled", "compile_string", "clear_cache", "ParirError", "ParirWarning",
-    "JitFunction",
+    "gpu", "print_compiled", "compile_string", "clear_cache", "ParirError", "ParirTypeError",
+    "ParirValueError", "ParirWarning", "JitFunction", "check",
     "backend_status", "ElemSize", "Target", "external", "call", "out_like", "torchscript",
     "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "atan2", "min", "max", "sum", "prod", "inf",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

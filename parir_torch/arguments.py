@@ -27,6 +27,7 @@ import torch
 
 from . import _C
 from ._C import ParirError
+from .errors import ParirTypeError, ParirValueError
 from .types import TORCH_DTYPES
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -50,8 +51,8 @@ class NumpyScalar:
 def _dtype_name(name, a):
     """The compiler's name of the tensor's dtype; an error for dtypes parir does not support."""
     if a.dtype not in TORCH_DTYPES:
-        raise ParirError(f"argument '{name}' has dtype {a.dtype}, which parir does not "
-                         f"support; supported: {', '.join(str(d) for d in TORCH_DTYPES)}")
+        raise ParirTypeError(f"argument '{name}' has dtype {a.dtype}, which parir does not "
+                             f"support; supported: {', '.join(str(d) for d in TORCH_DTYPES)}")
     return TORCH_DTYPES[a.dtype]
 
 
@@ -99,7 +100,7 @@ def _python_number(a, name=None, require_cuda=True):
         return key, _C.ArgValue.bool(a)
     if t is int:
         if not _INT64_MIN <= a <= _INT64_MAX:
-            raise ParirError(f"argument '{name}' = {a} does not fit in a 64-bit integer")
+            raise ParirValueError(f"argument '{name}' = {a} does not fit in a 64-bit integer")
         return key, _C.ArgValue.int(a)
     return key, _C.ArgValue.float(a)
 
@@ -143,8 +144,8 @@ def _kind_of(a, name=None):
     kind = _KIND_OF_CONVERTED.get(type(a))
     if kind is None:
         what = "an argument" if name is None else f"argument '{name}'"
-        raise ParirError(f"{what} is a {type(a).__qualname__}, which parir functions do not "
-                         f"take")
+        raise ParirTypeError(f"{what} is a {type(a).__qualname__}, which parir functions do "
+                             f"not take")
     return kind
 
 
@@ -165,6 +166,8 @@ def convert(name, a, in_dict=None):
     array (over the same memory where it is on the GPU), dicts converted entry by entry."""
     where = f"argument '{name}'" if in_dict is None else f"entry {in_dict!r} of argument '{name}'"
     if isinstance(a, torch.Tensor):
+        if a.layout != torch.strided or a.is_nested:
+            raise _layout_error(where, a)
         if type(a) not in KIND_BY_TYPE:
             KIND_BY_TYPE[type(a)] = _cuda_tensor
         return a
@@ -173,13 +176,13 @@ def convert(name, a, in_dict=None):
         return a
     if isinstance(a, dict):
         if in_dict is not None:
-            raise ParirError(f"{where} is a dict; dict arguments hold scalars and tensors, not "
-                             f"other dicts")
+            raise ParirTypeError(f"{where} is a dict; dict arguments hold scalars and tensors, "
+                                 f"not other dicts")
         out = {}
         for k, v in a.items():
             if not isinstance(k, str):
-                raise ParirError(f"argument '{name}' is a dict with the key {k!r}; parir dict "
-                                 f"arguments need string keys")
+                raise ParirTypeError(f"argument '{name}' is a dict with the key {k!r}; parir "
+                                     f"dict arguments need string keys")
             out[k] = convert(name, v, in_dict=k)
         return out
     if isinstance(a, (int, float)):  # int and float subclasses (numpy.float64 is one)
@@ -209,9 +212,27 @@ def convert(name, a, in_dict=None):
             raise ParirError(f"{where} is an array torch cannot use: {e}") from None
     if type(a).__module__ == "numpy":  # numpy.bool_, numpy.int32, ...: NumPy scalars
         return _to_numpy_scalar(where, a)
-    raise ParirError(f"{where} is a {type(a).__module__}.{type(a).__qualname__}; parir "
-                     f"functions take tensors (torch, NumPy, CuPy, DLPack), ints, floats, bools "
-                     f"and dicts of those")
+    raise ParirTypeError(f"{where} is a {type(a).__module__}.{type(a).__qualname__}; parir "
+                         f"functions take tensors (torch, NumPy, CuPy, DLPack), ints, floats, "
+                         f"bools and dicts of those")
+
+
+def _layout_error(where, a):
+    what = "a nested tensor" if a.is_nested else f"a tensor of layout {a.layout}"
+    return ParirTypeError(f"{where} is {what}; parir kernels index dense tensors through their "
+                          f"strides: pass a dense one (x.to_dense())")
+
+
+def check_layouts(names, args):
+    """Raises the error of convert() for the first sparse or nested tensor of a call's raw
+    arguments; the short path of a call does not look at layouts, and this explains the
+    failure of a launch that met one."""
+    for name, a in zip(names, args):
+        entries = a.items() if isinstance(a, dict) else [(None, a)]
+        for k, v in entries:
+            if isinstance(v, torch.Tensor) and (v.layout != torch.strided or v.is_nested):
+                where = f"argument '{name}'" if k is None else f"entry {k!r} of argument '{name}'"
+                raise _layout_error(where, v)
 
 
 def _is_numpy(a):
@@ -221,8 +242,8 @@ def _is_numpy(a):
 def _to_numpy_scalar(where, a):
     t = torch.from_numpy(__import__("numpy").asarray(a))
     if t.dtype not in TORCH_DTYPES:
-        raise ParirError(f"{where} has NumPy type {type(a).__name__}, which parir does not "
-                         f"support")
+        raise ParirTypeError(f"{where} has NumPy type {type(a).__name__}, which parir does not "
+                             f"support")
     return NumpyScalar(t.dtype, t.item())
 
 

@@ -8,13 +8,8 @@ import warnings
 
 from . import _C, arguments, callees
 from ._C import ParirError
+from .errors import ParirTypeError, ParirWarning
 from .options import include_dirs, link_libraries, nvrtc_flags, to_cpp
-
-
-class ParirWarning(UserWarning):
-    """Something in a parir function that is probably not what its author meant, but is not an
-    error: a parallel specification none of whose labels the function uses, a write to a place
-    that depends on data inside a parallel loop (a possible race)."""
 
 
 def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
@@ -23,9 +18,9 @@ def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
     tensors anywhere (CPU, meta) give their dtype, shape and strides."""
     names = fn_ir.params
     if len(args) != len(names):
-        raise ParirError(f"{fn_ir.name}() takes {len(names)} argument"
-                         f"{'' if len(names) == 1 else 's'} ({', '.join(names)}) but "
-                         f"{len(args)} were given")
+        raise ParirTypeError(f"{fn_ir.name}() takes {len(names)} argument"
+                             f"{'' if len(names) == 1 else 's'} ({', '.join(names)}) but "
+                             f"{len(args)} were given")
     args = [arguments.convert(n, a) for n, a in zip(names, args)]
     described = [arguments.describe(n, a, require_cuda) for n, a in zip(names, args)]
     source, log, _, notes = _C.compile(fn_ir, described, to_cpp(opts, debug),

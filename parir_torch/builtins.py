@@ -12,11 +12,13 @@ import struct as _struct
 
 import torch as _torch
 
+from .errors import ParirTypeError as _ParirTypeError
+
 
 def label(name):
     """parir.label('N'): labels the next statement. A no-op when run as Python."""
     if not isinstance(name, str):
-        raise TypeError(f"parir.label takes a string, got {type(name).__name__}")
+        raise _ParirTypeError(f"parir.label takes a string, got {type(name).__name__}")
 
 
 class _GpuContext:

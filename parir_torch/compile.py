@@ -9,6 +9,7 @@ from . import _C, arguments
 from ._C import ParirError
 from .build import compile_source, load_program, with_saved_source
 from .capture import function_ir
+from .errors import ParirTypeError
 from .jit_function import JitFunction, clear_memory_caches
 from .options import CompileOptions, check_supported
 
@@ -37,7 +38,8 @@ def compile_string(fun_name, code, opts=None):
         opts = CompileOptions()
     check_supported(opts)
     if not isinstance(code, str):
-        raise TypeError(f"compile_string takes the code as a str, got {type(code).__name__}")
+        raise ParirTypeError(f"compile_string takes the code as a str, got "
+                             f"{type(code).__name__}")
     program = load_program(code, opts, fun_name, add_options=True)
     if program.function != fun_name:
         raise ParirError(f"compile_string('{fun_name}', ...): the code's launch plan is for "
@@ -80,9 +82,9 @@ class CompiledString:
     def __call__(self, *args):
         name = self.__name__
         if len(args) != len(self._names):
-            raise ParirError(f"{name}() takes {len(self._names)} argument"
-                             f"{'' if len(self._names) == 1 else 's'} "
-                             f"({', '.join(self._names)}) but {len(args)} were given")
+            raise ParirTypeError(f"{name}() takes {len(self._names)} argument"
+                                 f"{'' if len(self._names) == 1 else 's'} "
+                                 f"({', '.join(self._names)}) but {len(args)} were given")
         args = tuple(arguments.convert(n, a) for n, a in zip(self._names, args))
         for pname, a in zip(self._names, args):
             _check_argument(name, pname, self._params[pname], a)

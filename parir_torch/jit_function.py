@@ -7,10 +7,11 @@ import weakref
 
 import torch
 
-from . import arguments, torch_ops
+from . import arguments, checking, torch_ops
 from ._C import ParirError
 from .build import backend_status, compile_source, load_program, with_saved_source
 from .capture import function_ir
+from .errors import ParirTypeError, options_type_error
 from .options import CompileOptions, check_supported, options_key
 from .specializations import SpecializationCache
 
@@ -32,7 +33,8 @@ class _Compiled:
 class JitFunction:
     """A function decorated with @parir.jit. Call it like the original, plus the keywords
     opts= (CompileOptions), seq=True (run the original Python) and debug=True (print the IR
-    after each compiler pass)."""
+    after each compiler pass, and check tensor accesses at run time). With opts.check the call
+    runs the kernels and then the original Python, and compares them (parir.check)."""
 
     # How callees.py tells a jit function (its .fn and .ir) from other callables.
     __parir_jit__ = True
@@ -48,33 +50,46 @@ class JitFunction:
 
     def __call__(self, *args, opts=None, seq=False, debug=False, **unexpected):
         if unexpected:
-            raise TypeError(f"{self.ir.name}() got unexpected keyword argument(s) "
-                            f"{', '.join(map(repr, unexpected))}; parir functions take "
-                            f"positional arguments and the keywords opts=, seq=, debug=")
+            raise ParirTypeError(f"{self.ir.name}() got unexpected keyword argument(s) "
+                                 f"{', '.join(map(repr, unexpected))}; parir functions take "
+                                 f"positional arguments and the keywords opts=, seq=, debug=")
         if opts is None:
             opts = _DEFAULT_OPTIONS
-        if seq or opts.seq:
-            return self.fn(*args)
+        try:  # free unless it raises: opts of another type fail here, at their first field
+            other = seq or opts.seq or opts.check
+        except AttributeError:
+            raise options_type_error(opts) from None
+        if other:
+            if seq or opts.seq:
+                return self.fn(*args)
+            return checking.check_call(self, args, opts, debug)
         if _dynamo_is_tracing():  # torch.compile: the call becomes a graph node (torch_ops.py)
             return torch_ops.call_in_graph(self, args, opts, debug)
         # The hot path: build the key, find the compiled program, launch.
         try:
             key = (options_key(opts), *[_KIND_BY_TYPE[type(a)](a) for a in args])
             compiled = self._cache.get(key) if len(args) == len(self._names) else None
-        except (KeyError, arguments.NeedsConversion):
+        except (KeyError, arguments.NeedsConversion, RuntimeError):
             # Arrays that are not CUDA tensors, dicts, NumPy scalars, 0-d tensors: converted
-            # once, here.
-            args = tuple(arguments.convert(n, a) for n, a in zip(self._names, args))
-            key = (options_key(opts), *map(arguments.key, args))
-            compiled = self._cache.get(key) if len(args) == len(self._names) else None
+            # once, here (conversion explains torch's error for a tensor without strides).
+            if len(args) == len(self._names):
+                args = tuple(arguments.convert(n, a) for n, a in zip(self._names, args))
+                key = (options_key(opts), *map(arguments.key, args))
+                compiled = self._cache.get(key)
+            else:  # compiling explains
+                key = compiled = None
         except (AttributeError, TypeError):  # malformed options: the slow path explains
             key = compiled = None
         if compiled is None or debug:
             compiled = self._compile(args, opts, debug, key)
         try:
             compiled.launch(args)
-        except ParirError as e:
-            raise with_saved_source(e, compiled.program.source, opts, self.ir.name) from None
+        except RuntimeError as e:
+            # A sparse tensor keyed like a dense one reaches the launch: say so, not torch.
+            arguments.check_layouts(self._names, args)
+            if isinstance(e, ParirError):
+                raise with_saved_source(e, compiled.program.source, opts, self.ir.name) from None
+            raise
 
     def _compile(self, args, opts, debug, key):
         check_supported(opts)
@@ -116,5 +131,5 @@ def jit(fn):
     if isinstance(fn, JitFunction):
         return fn
     if not inspect.isfunction(fn):
-        raise TypeError(f"parir.jit decorates functions, not {type(fn).__name__}")
+        raise ParirTypeError(f"parir.jit decorates functions, not {type(fn).__name__}")
     return JitFunction(fn)

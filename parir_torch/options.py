@@ -15,6 +15,7 @@ import torch
 
 from . import _C
 from ._C import ParirError
+from .errors import ParirTypeError, ParirValueError, options_type_error
 from .types import elem_size
 
 
@@ -51,8 +52,10 @@ class LoopPar:
         """A LoopPar requesting `nthreads` parallel threads for the loop."""
         if isinstance(nthreads, torch.SymInt):  # a size while torch.compile or export trace
             nthreads = int(nthreads)  # parir code is specialized on it (a guard)
-        if isinstance(nthreads, bool) or not isinstance(nthreads, int) or nthreads < 0:
-            raise ValueError(f"parir.threads needs a non-negative int, got {nthreads!r}")
+        if isinstance(nthreads, bool) or not isinstance(nthreads, int):
+            raise ParirTypeError(f"parir.threads needs a non-negative int, got {nthreads!r}")
+        if nthreads < 0:
+            raise ParirValueError(f"parir.threads needs a non-negative int, got {nthreads!r}")
         return self._with(nthreads=nthreads)
 
     def reduce(self):
@@ -62,8 +65,11 @@ class LoopPar:
     def tpb(self, tpb):
         """A LoopPar that runs `tpb` threads per block (default 1024): a multiple of 32, at
         most 1024."""
-        if isinstance(tpb, bool) or not isinstance(tpb, int) or tpb < 32 or tpb > 1024 or tpb % 32:
-            raise ValueError(f"threads per block must be a multiple of 32 in [32, 1024], got {tpb!r}")
+        what = f"threads per block must be a multiple of 32 in [32, 1024], got {tpb!r}"
+        if isinstance(tpb, bool) or not isinstance(tpb, int):
+            raise ParirTypeError(what)
+        if tpb < 32 or tpb > 1024 or tpb % 32:
+            raise ParirValueError(what)
         return self._with(tpb=tpb)
 
     @property
@@ -153,6 +159,10 @@ FIELDS = (
           doc="{label: LoopPar}, the parallel specification"),
     Field("seq", False, key=False, cpp=None,
           doc="run the original Python function instead of compiling"),
+    Field("check", False, key=False, cpp=None,
+          doc="run the kernels, then the original Python function on CPU copies of the "
+              "inputs, and raise a ParirError naming the first tensor element where they "
+              "differ (parir.check; for small sizes: the Python run is slow)"),
     Field("backend", CompileBackend.Auto, key=False, cpp=None, doc="the CompileBackend"),
     Field("debug_print", False, key=False, cpp=_flag,
           doc="print the IR after each compiler pass, with elapsed time"),
@@ -192,6 +202,9 @@ FIELDS = (
 )
 
 
+_FIELD_NAMES = tuple(f.name for f in FIELDS)
+
+
 def _default_text(default):
     return default.name if isinstance(default, enum.Enum) else repr(default)
 
@@ -217,10 +230,14 @@ class CompileOptions:
             if isinstance(default, (list, dict)):  # each CompileOptions has its own
                 default = type(default)(default)
             setattr(self, f.name, default)
+        if parallelize is not None and not isinstance(parallelize, dict):
+            raise ParirTypeError(f"CompileOptions(parallelize=...) takes a dict of label -> "
+                                 f"LoopPar, got {type(parallelize).__name__}")
         self.parallelize = dict(parallelize or {})
         for k, v in fields.items():
-            if not hasattr(self, k):
-                raise TypeError(f"CompileOptions has no field {k!r}")
+            if k not in _FIELD_NAMES:
+                raise ParirTypeError(f"CompileOptions has no field {k!r}; its fields are "
+                                     f"{', '.join(_FIELD_NAMES)}")
             setattr(self, k, v)
 
     def __repr__(self):
@@ -231,7 +248,8 @@ class CompileOptions:
 def par(spec):
     """parir.par({'N': parir.threads(N)}): default CompileOptions with this parallel spec."""
     if not isinstance(spec, dict):
-        raise TypeError(f"parir.par takes a dict of label -> LoopPar, got {type(spec).__name__}")
+        raise ParirTypeError(f"parir.par takes a dict of label -> LoopPar, got "
+                             f"{type(spec).__name__}")
     return CompileOptions(parallelize=spec)
 
 
@@ -293,14 +311,17 @@ def from_constants(constants):
 
 
 def validate_parallel_spec(opts):
+    if not isinstance(opts.parallelize, dict):
+        raise ParirTypeError(f"CompileOptions.parallelize must be a dict of label -> LoopPar, "
+                             f"got {type(opts.parallelize).__name__}")
     for label, p in opts.parallelize.items():
         if not isinstance(label, str) or not isinstance(p, LoopPar):
-            raise TypeError(
+            raise ParirTypeError(
                 f"the parallel specification maps label strings to LoopPar objects "
                 f"(parir.threads(n)); got {label!r}: {p!r}")
         if p._nthreads is None:
-            raise ValueError(f"label {label!r} maps to {p!r}, which has no thread count; "
-                             f"use parir.threads(n)")
+            raise ParirValueError(f"label {label!r} maps to {p!r}, which has no thread count; "
+                                  f"use parir.threads(n)")
 
 
 def include_dirs(opts):
@@ -357,8 +378,8 @@ def to_cpp(opts, debug=False):
 def check_supported(opts):
     """Rejects option values that this version does not implement, rather than ignoring them."""
     if not isinstance(opts, CompileOptions):
-        raise TypeError(f"opts must be a parir.CompileOptions (from parir.par(...)), "
-                        f"got {type(opts).__name__}")
+        raise options_type_error(opts)
     if opts.backend not in (CompileBackend.Auto, CompileBackend.Cuda):
-        raise ValueError(f"unknown backend {opts.backend!r}")
+        raise ParirValueError(f"unknown backend {opts.backend!r}; CompileBackend.Auto or "
+                              f"CompileBackend.Cuda")
     validate_parallel_spec(opts)

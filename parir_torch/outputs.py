@@ -21,6 +21,7 @@ part of the graph, and Inductor runs the kernels on them without copies.
 import torch
 
 from ._C import ParirError
+from .errors import ParirTypeError
 from .jit_function import JitFunction
 
 
@@ -39,7 +40,7 @@ def out_like(tensor, dtype=None):
     """Marks an output argument of parir.call: it becomes torch.empty_like(tensor, dtype=dtype)
     (same shape, strides, device; the tensor's dtype unless `dtype` is given)."""
     if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"parir.out_like takes a tensor, got {type(tensor).__name__}")
+        raise ParirTypeError(f"parir.out_like takes a tensor, got {type(tensor).__name__}")
     return _Output(tensor, dtype)
 
 
@@ -50,7 +51,7 @@ def call(fn, *args, opts=None):
     The function must write every output and nothing else: an error names the argument
     otherwise (an autograd.Function forward that wrote an input would corrupt gradients)."""
     if not isinstance(fn, JitFunction):
-        raise TypeError(f"parir.call takes a @parir.jit function, got {type(fn).__name__}")
+        raise ParirTypeError(f"parir.call takes a @parir.jit function, got {type(fn).__name__}")
     positions = [i for i, a in enumerate(args) if isinstance(a, _Output)]
     if not positions:
         raise ParirError(f"parir.call({fn.ir.name}, ...) has no output: mark the tensors the "

@@ -7,6 +7,7 @@ import torch
 
 from ._C import ParirError
 from .builtins import COMPILER_NAMES
+from .errors import ParirTypeError
 
 
 class ElemSize(enum.Enum):
@@ -44,14 +45,14 @@ class ElemSize(enum.Enum):
         import numpy as np
 
         if self is ElemSize.BF16:
-            raise TypeError("NumPy has no bfloat16 type")
+            raise ParirTypeError("NumPy has no bfloat16 type")
         return np.bool_ if self is ElemSize.Bool else getattr(np, self.value)
 
     def to_ctype(self):
         """The ctypes type of this type. ctypes has no 16-bit floats: F16 and BF16 are
         errors."""
         if self in (ElemSize.F16, ElemSize.BF16):
-            raise TypeError(f"ctypes has no type for {self.value}")
+            raise ParirTypeError(f"ctypes has no type for {self.value}")
         return _CTYPES[self]
 
     def __repr__(self):

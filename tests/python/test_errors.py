@@ -277,11 +277,11 @@ def test_forced_sizes_of_the_wrong_kind_are_rejected():
 
 
 def test_bad_parallel_specs():
-    with pytest.raises(ValueError):
+    with pytest.raises(parir.ParirValueError):
         parir.threads(-1)
-    with pytest.raises(ValueError):
+    with pytest.raises(parir.ParirValueError):
         parir.threads(10).tpb(100)
-    with pytest.raises(TypeError):
+    with pytest.raises(parir.ParirTypeError):
         parir.par([("i", parir.threads(3))])
 
 
@@ -297,5 +297,133 @@ def test_label_must_precede_a_statement():
 
 
 def test_jit_rejects_what_it_cannot_read():
-    with pytest.raises(TypeError):
+    with pytest.raises(parir.ParirTypeError):
         parir.jit(len)
+
+
+# ----- exception classes: ParirError, and the TypeError or ValueError Python code expects -------
+
+@parir.jit
+def fill(x, N):
+    parir.label("i")
+    for i in range(N):
+        x[i] = 1.0
+
+
+def _options(**fields):
+    opts = parir.par({"i": parir.threads(10)})
+    for k, v in fields.items():
+        setattr(opts, k, v)
+    return opts
+
+
+def _not_a_jit_function(x):
+    return x
+
+
+USER_ERRORS = [
+    # (what the user does, the Python class, the message)
+    (lambda: parir.threads(-5), ValueError, r"parir.threads needs a non-negative int, got -5"),
+    (lambda: parir.threads(2.5), TypeError, r"parir.threads needs a non-negative int, got 2.5"),
+    (lambda: parir.threads(True), TypeError, r"non-negative int, got True"),
+    (lambda: parir.threads(64).tpb(2048), ValueError, r"multiple of 32 in \[32, 1024\], got 2048"),
+    (lambda: parir.threads(64).tpb(100), ValueError, r"multiple of 32 in \[32, 1024\], got 100"),
+    (lambda: parir.threads(64).tpb("32"), TypeError, r"multiple of 32 in \[32, 1024\], got '32'"),
+    (lambda: parir.par(3), TypeError, r"parir.par takes a dict of label -> LoopPar, got int"),
+    (lambda: parir.CompileOptions(sequential=True), TypeError,
+     r"CompileOptions has no field 'sequential'; its fields are parallelize, seq, check"),
+    (lambda: parir.CompileOptions(parallelize=3), TypeError, r"takes a dict of label -> LoopPar"),
+    (lambda: fill(x10(), 10, opts={"i": 3}), TypeError,
+     r"opts must be a parir.CompileOptions, got a dict; .*opts=parir.par\(\{'N': "),
+    (lambda: fill(x10(), 10, opts=3), TypeError, r"opts must be a parir.CompileOptions .*got int"),
+    (lambda: fill(x10(), 10, parallel=True), TypeError,
+     r"fill\(\) got unexpected keyword argument\(s\) 'parallel'; .* opts=, seq=, debug="),
+    (lambda: fill(x10(), 10, 3, opts=_options()), TypeError,
+     r"fill\(\) takes 2 arguments \(x, N\) but 3 were given"),
+    (lambda: fill(x10(), "10", opts=_options()), TypeError,
+     r"argument 'N' is a builtins.str; parir functions take tensors"),
+    (lambda: fill(x10().to_sparse(), 10, opts=_options()), TypeError,
+     r"argument 'x' is a tensor of layout torch.sparse_coo; .*x.to_dense\(\)"),
+    (lambda: parir.print_compiled(fill, [x10().to_sparse(), 10], _options()), TypeError,
+     r"argument 'x' is a tensor of layout torch.sparse_coo"),
+    (lambda: fill({"a": {"b": 1}}, 10, opts=_options()), TypeError,
+     r"entry 'a' of argument 'x' is a dict"),
+    (lambda: fill(x10(), 2 ** 70, opts=_options()), ValueError,
+     r"argument 'N' = 1180591620717411303424 does not fit in a 64-bit integer"),
+    (lambda: fill(x10().to(torch.complex64), 10, opts=_options()), TypeError,
+     r"argument 'x' has dtype torch.complex64, which parir does not support"),
+    (lambda: fill(x10(), 10, opts=_options(parallelize=[("i", 3)])), TypeError,
+     r"CompileOptions.parallelize must be a dict of label -> LoopPar, got list"),
+    (lambda: fill(x10(), 10, opts=_options(parallelize={"i": 3})), TypeError,
+     r"maps label strings to LoopPar objects"),
+    (lambda: fill(x10(), 10, opts=_options(parallelize={"i": parir.reduce()})), ValueError,
+     r"label 'i' maps to parir.LoopPar\(\).reduce\(\), which has no thread count"),
+    (lambda: parir.print_compiled(fill, [x10(), 10], _options(backend="cuda")), ValueError,
+     r"unknown backend 'cuda'"),
+    (lambda: parir.jit(len), TypeError, r"parir.jit decorates functions, not builtin_function"),
+    (lambda: parir.label(3), TypeError, r"parir.label takes a string, got int"),
+    (lambda: parir.out_like(3), TypeError, r"parir.out_like takes a tensor, got int"),
+    (lambda: parir.call(_not_a_jit_function, parir.out_like(x10())), TypeError,
+     r"parir.call takes a @parir.jit function, got function"),
+    (lambda: parir.compile_string("f", b"code"), TypeError,
+     r"compile_string takes the code as a str, got bytes"),
+    (lambda: parir.ElemSize.BF16.to_numpy(), TypeError, r"NumPy has no bfloat16 type"),
+    (lambda: parir.ElemSize.F16.to_ctype(), TypeError, r"ctypes has no type for float16"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(USER_ERRORS)))
+def test_user_errors_are_parir_errors_of_the_class_python_expects(case):
+    thunk, python_class, pattern = USER_ERRORS[case]
+    kind = parir.ParirTypeError if python_class is TypeError else parir.ParirValueError
+    with pytest.raises(parir.ParirError, match=pattern) as info:
+        thunk()
+    assert isinstance(info.value, (kind, python_class, RuntimeError)), type(info.value)
+    assert type(info.value) is kind, type(info.value)
+
+
+def test_the_error_classes():
+    for kind, python_class in ((parir.ParirTypeError, TypeError),
+                               (parir.ParirValueError, ValueError)):
+        assert issubclass(kind, parir.ParirError) and issubclass(kind, python_class)
+        assert issubclass(kind, RuntimeError)
+    assert parir.ParirError is parir._C.ParirError
+    assert issubclass(parir.ParirWarning, UserWarning)
+
+
+def _missing_attribute(v):
+    return v.no_such_attribute
+
+
+def test_attribute_errors_of_the_function_itself_are_not_taken_for_bad_options():
+    def reads_a_missing_attribute(x, N):
+        parir.label("i")
+        for i in range(N):
+            x[i] = _missing_attribute(x[i])
+
+    f = parir.jit(reads_a_missing_attribute)
+    with pytest.raises(AttributeError, match="no_such_attribute") as info:
+        f(x10(), 10, seq=True)
+    assert not isinstance(info.value, parir.ParirError)
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_a_sparse_tensor_on_the_short_path_is_named(monkeypatch):
+    """The short path keys CUDA tensors without looking at their layout: a sparse CSR tensor
+    has no strides, and a sparse COO tensor is keyed like a dense expanded one. Both are
+    reported as the conversion reports them (CPU tensors play CUDA tensors here)."""
+    monkeypatch.setattr(torch.Tensor, "is_cuda", torch._C.TensorBase.is_cpu)
+    opts = _options()
+    with pytest.raises(parir.ParirTypeError, match="argument 'x' is a tensor of layout "
+                                                    "torch.sparse_csr"):
+        fill(torch.zeros(2, 5).to_sparse_csr(), 10, opts=opts)
+    sparse = x10().to_sparse()
+    dense = torch.zeros(1).expand(10)
+    if sparse.stride() != dense.stride():
+        pytest.skip("this PyTorch gives sparse COO tensors no strides like an expanded tensor's")
+    with pytest.raises(parir.ParirError):  # compiles, and caches, then fails at the launch
+        fill(dense, 10, opts=opts)
+    assert fill.cache_size() >= 1
+    with pytest.raises(parir.ParirTypeError, match="argument 'x' is a tensor of layout "
+                                                    "torch.sparse_coo"):
+        fill(sparse, 10, opts=opts)

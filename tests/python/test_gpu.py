@@ -124,7 +124,7 @@ def test_errors_at_launch(rng):
         axpy(a, x.to("meta"), y, out, n, opts=parir.par(case["spec"]))
     with pytest.raises(parir.ParirError, match=r"takes 5 arguments \(a, x, y, out, N\) but 4"):
         axpy(a, x, y, out, opts=parir.par(case["spec"]))
-    with pytest.raises(TypeError, match="unexpected keyword"):
+    with pytest.raises(parir.ParirTypeError, match="unexpected keyword"):
         axpy(a, x, y, out, n, parallel=True)
 
 

@@ -15,6 +15,7 @@ SOURCE = Path(__file__).resolve().parents[2] / PACKAGE
 # Lowest first; the same order as the docstring of parir_torch/__init__.py. _C, the C++
 # extension, lies below them all.
 LAYERS = [
+    "errors",
     "builtins",
     "specializations",
     "types",
@@ -25,6 +26,7 @@ LAYERS = [
     "callees",
     "build",
     "torch_ops",
+    "checking",
     "jit_function",
     "outputs",
     "compile",

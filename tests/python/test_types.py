@@ -90,12 +90,12 @@ def test_elem_size_api():
     np = pytest.importorskip("numpy")
     assert parir.ElemSize.I32.to_numpy() is np.int32
     assert parir.ElemSize.F16.to_numpy() is np.float16
-    with pytest.raises(TypeError, match="no bfloat16"):
+    with pytest.raises(parir.ParirTypeError, match="no bfloat16"):
         parir.ElemSize.BF16.to_numpy()
     import ctypes
     assert parir.ElemSize.U16.to_ctype() is ctypes.c_uint16
     assert parir.ElemSize.F64.to_ctype() is ctypes.c_double
-    with pytest.raises(TypeError, match="no type for float16"):
+    with pytest.raises(parir.ParirTypeError, match="no type for float16"):
         parir.ElemSize.F16.to_ctype()
 
 
