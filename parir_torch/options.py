@@ -20,10 +20,13 @@ from .types import elem_size
 
 
 class CompileBackend(enum.Enum):
-    """The code generator to use. CUDA is the only backend; Auto selects it."""
+    """The code generator to use. parir-torch generates CUDA, which Auto selects. Metal is the
+    original Parir's backend for Apple GPUs: it is named so that programs written for Parir
+    import unchanged, and compiling with it is an error (PyTorch's tensors here live on CUDA)."""
 
     Auto = "auto"
     Cuda = "cuda"
+    Metal = "metal"
 
 
 class LoopPar:
@@ -379,6 +382,10 @@ def check_supported(opts):
     """Rejects option values that this version does not implement, rather than ignoring them."""
     if not isinstance(opts, CompileOptions):
         raise options_type_error(opts)
+    if opts.backend is CompileBackend.Metal:
+        raise ParirValueError("CompileBackend.Metal is not available: parir-torch compiles to "
+                              "CUDA and runs on PyTorch's CUDA tensors; use CompileBackend.Auto "
+                              "or CompileBackend.Cuda")
     if opts.backend not in (CompileBackend.Auto, CompileBackend.Cuda):
         raise ParirValueError(f"unknown backend {opts.backend!r}; CompileBackend.Auto or "
                               f"CompileBackend.Cuda")

@@ -427,3 +427,17 @@ def test_a_sparse_tensor_on_the_short_path_is_named(monkeypatch):
     with pytest.raises(parir.ParirTypeError, match="argument 'x' is a tensor of layout "
                                                     "torch.sparse_coo"):
         fill(sparse, 10, opts=opts)
+
+
+def test_metal_backend_exists_and_explains_that_parir_torch_runs_on_cuda():
+    def fill(x, N):
+        parir.label("i")
+        for i in range(N):
+            x[i] = 1.0
+
+    opts = parir.par({"i": parir.threads(10)})
+    opts.backend = parir.CompileBackend.Metal
+    with pytest.raises(parir.ParirError, match=r"CompileBackend.Metal is not available: "
+                                               r"parir-torch compiles to CUDA") as info:
+        parir.print_compiled(fill, [x10(), 10], opts)
+    assert isinstance(info.value, ValueError)
