@@ -13,53 +13,16 @@ per element) and a row sum over a matrix (proved).
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import parir_torch as parir  # noqa: E402
-from timing import cuda_time_ms  # noqa: E402
-
-
-@parir.jit
-def axpy(a, x, y, N):
-    parir.label('i')
-    for i in range(N):
-        y[i] = a * x[i] + y[i]
-
-
-@parir.jit
-def gather(x, idx, out, N):
-    parir.label('i')
-    for i in range(N):
-        out[i] = x[idx[i]]
-
-
-@parir.jit
-def row_sums(x, out, N, M):
-    parir.label('N')
-    for i in range(N):
-        parir.label('M')
-        for j in range(M):
-            out[i] += x[i, j]
-
-
-def wall_us(f, calls=200, reps=5):
-    for _ in range(10):
-        f()
-    torch.cuda.synchronize()
-    per_call = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            f()
-        torch.cuda.synchronize()
-        per_call.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(per_call)
+from kernels import axpy, gather, sum_rows_reduce  # noqa: E402
+from timing import cuda_time_ms, host_time_us  # noqa: E402
 
 
 def main():
@@ -75,7 +38,7 @@ def main():
     cases = [
         ("axpy (all accesses proved)", axpy, (2.0, x, y, n), {'i': parir.threads(n)}),
         ("gather x[idx[i]] (one checked read)", gather, (x, idx, y, n), {'i': parir.threads(n)}),
-        ("row sum (all proved)", row_sums, (m, out_rows, rows, cols),
+        ("row sum (all proved)", sum_rows_reduce, (m, out_rows, rows, cols),
          {'N': parir.threads(rows), 'M': parir.threads(256).reduce()}),
     ]
     print(f"{'kernel':40s} {'GPU ms':>8s} {'checked':>8s} {'wall us':>9s} {'checked':>9s}")
@@ -87,7 +50,7 @@ def main():
         for opts in (plain, checked):
             def call(opts=opts):
                 fn(*call_args, opts=opts)
-            times.append((cuda_time_ms(call), wall_us(call)))
+            times.append((cuda_time_ms(call), host_time_us(call, calls=200, warmup_calls=10)))
         (gpu0, wall0), (gpu1, wall1) = times
         print(f"{name:40s} {gpu0:8.3f} {gpu1:8.3f} {wall0:9.1f} {wall1:9.1f}")
 

@@ -123,3 +123,11 @@ def rms_norm(x, w, out, N, D, eps):
         r = 1.0 / parir.sqrt(ss / D + eps)
         parir.label('D')
         out[i, :] = x[i, :] * r * w[:]
+
+
+@parir.jit
+def gather(x, idx, out, N):
+    # An index read from memory: the one kind of access the compiler cannot prove in bounds.
+    parir.label('i')
+    for i in range(N):
+        out[i] = x[idx[i]]

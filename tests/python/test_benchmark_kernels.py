@@ -39,6 +39,7 @@ def test_roofline_and_overhead_kernels_compile():
         (kernels.sum_rows, [x, y, n, m], {"N": parir.threads(n)}),
         (kernels.add, [y, y, y, n], {"i": parir.threads(n)}),
         (kernels.axpy, [1.5, y, y, n], {"i": parir.threads(n)}),
+        (kernels.gather, [y, torch.zeros(n, dtype=torch.int64), y, n], {"i": parir.threads(n)}),
         (kernels.sum_rows_reduce, [x, y, n, m],
          {"N": parir.threads(n), "M": parir.threads(32).reduce()}),
         (kernels.col_sums, [x, torch.ones(4, m), yc, n, m, 4],
