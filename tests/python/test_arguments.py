@@ -1,6 +1,8 @@
 """Argument kinds: dicts, 0-d and shape-(1,) tensors, views through their strides, CPU tensors
 and NumPy arrays (copied for the call), CuPy and DLPack arrays (used in place)."""
 
+import os
+
 import pytest
 import torch
 
@@ -189,8 +191,9 @@ def test_cpu_tensors_and_numpy_arrays_are_copied_and_written_back(rng):
     in_use = torch.cuda.memory_allocated()
     add_value(xn, -1.0, yc, 777, opts=spec(777))
     check_close(yc, torch.from_numpy(xn).double() - 1.0, "numpy in, cuda out")
-    assert torch.cuda.memory_stats()["allocation.all.allocated"] == before + 1
-    assert torch.cuda.memory_allocated() == in_use
+    if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING") != "1":  # (tests/run_sanitizer.sh)
+        assert torch.cuda.memory_stats()["allocation.all.allocated"] == before + 1
+        assert torch.cuda.memory_allocated() == in_use
 
 
 @pytest.mark.gpu
