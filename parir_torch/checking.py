@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import arguments
+from . import arguments, plain_python
 from ._C import ParirError
 from .errors import ParirTypeError, ParirValueError, options_type_error
 from .options import CompileOptions
@@ -104,7 +104,7 @@ def check_call(fn, args, opts, debug=False, rtol=None, atol=None):
     gpu_opts.check = False
     fn(*args, opts=gpu_opts, debug=debug)
     try:
-        fn.fn(*python_args)
+        plain_python.run(fn.fn, python_args)
     except Exception as e:
         raise ParirError(f"{name}(): the kernels ran, but the plain Python run of the check "
                          f"raised {type(e).__name__}: {e}") from e

@@ -7,7 +7,7 @@ import weakref
 
 import torch
 
-from . import arguments, checking, torch_ops
+from . import arguments, checking, plain_python, torch_ops
 from ._C import ParirError
 from .build import backend_status, compile_source, load_program, with_saved_source
 from .capture import function_ir
@@ -42,15 +42,28 @@ class JitFunction:
     def __init__(self, fn):
         functools.update_wrapper(self, fn)
         self.fn = fn
-        self.ir = function_ir(fn)
-        self._names = self.ir.params
+        # Decorating only captures: a construct parir cannot compile is reported when the
+        # function is first compiled (called, or printed), so that one such function does not
+        # break the import of the module that defines it, and of the functions beside it.
+        try:
+            self._ir, self._capture_error = function_ir(fn), None
+        except ParirError as e:
+            self._ir, self._capture_error = None, e
+        self._names = self._ir.params if self._ir is not None else ()
         self._cache = SpecializationCache()
         self._graph_entry = torch_ops.graph_entry(self)  # what torch.compile records for a call
         _ALL_FUNCTIONS.add(self)
 
+    @property
+    def ir(self):
+        """The function's untyped IR; raises the error of a function parir cannot compile."""
+        if self._capture_error is not None:
+            raise self._capture_error.with_traceback(None)
+        return self._ir
+
     def __call__(self, *args, opts=None, seq=False, debug=False, **unexpected):
         if unexpected:
-            raise ParirTypeError(f"{self.ir.name}() got unexpected keyword argument(s) "
+            raise ParirTypeError(f"{self.fn.__name__}() got unexpected keyword argument(s) "
                                  f"{', '.join(map(repr, unexpected))}; parir functions take "
                                  f"positional arguments and the keywords opts=, seq=, debug=")
         if opts is None:
@@ -61,11 +74,12 @@ class JitFunction:
             raise options_type_error(opts) from None
         if other:
             if seq or opts.seq:
-                return self.fn(*args)
+                return plain_python.run(self.fn, args)
             return checking.check_call(self, args, opts, debug)
         if _dynamo_is_tracing():  # torch.compile: the call becomes a graph node (torch_ops.py)
             return torch_ops.call_in_graph(self, args, opts, debug)
         # The hot path: build the key, find the compiled program, launch.
+        call_args = args
         try:
             key = (options_key(opts), *[_KIND_BY_TYPE[type(a)](a) for a in args])
             compiled = self._cache.get(key) if len(args) == len(self._names) else None
@@ -81,6 +95,8 @@ class JitFunction:
         except (AttributeError, TypeError):  # malformed options: the slow path explains
             key = compiled = None
         if compiled is None or debug:
+            if plain_python.active():  # called by a function that runs as plain Python
+                return self.fn(*call_args)
             compiled = self._compile(args, opts, debug, key)
         try:
             compiled.launch(args)

@@ -39,7 +39,7 @@ def graph_entry(fn):
     def entry(state, debug, dict_keys, *flat_args):
         launch_traced(fn, _unflatten(dict_keys, flat_args), options_from_state(state), debug)
 
-    entry.__name__ = entry.__qualname__ = f"parir_{fn.ir.name}"
+    entry.__name__ = entry.__qualname__ = f"parir_{fn.fn.__name__}"
     return torch.compiler.allow_in_graph(entry)
 
 

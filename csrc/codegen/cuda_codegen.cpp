@@ -569,7 +569,11 @@ std::string generate_cuda(const SpecializedFunction& prog, const Lowered& lowere
     out += "\n";
     KernelPrinter(prog, k, out).print();
   }
-  out += "\n" + print_plan(lowered.plan);
+  // The plan launches kernels by the names the source defines them with.
+  LaunchPlan plan = lowered.plan;
+  for_each_launch(plan.steps, [](PlanStep& step) { step.kernel = cuda_identifier(step.kernel); });
+  for (auto& site : plan.bounds_sites) site.kernel = cuda_identifier(site.kernel);
+  out += "\n" + print_plan(plan);
   return out;
 }
 

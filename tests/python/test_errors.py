@@ -292,8 +292,9 @@ def test_label_must_precede_a_statement():
             x[i] = 1.0
             parir.label("dangling")
 
+    g = parir.jit(f)  # decorating only captures; compiling reports it
     with pytest.raises(parir.ParirError, match="must be followed by the statement it labels"):
-        parir.jit(f)
+        parir.print_compiled(g, [x10(), 10], parir.par({"i": parir.threads(10)}))
 
 
 def test_jit_rejects_what_it_cannot_read():
@@ -441,3 +442,79 @@ def test_metal_backend_exists_and_explains_that_parir_torch_runs_on_cuda():
                                                r"parir-torch compiles to CUDA") as info:
         parir.print_compiled(fill, [x10(), 10], opts)
     assert isinstance(info.value, ValueError)
+
+
+def test_decorating_only_captures_unsupported_constructs_fail_when_compiled():
+    # A module with one function parir cannot compile still imports; the function fails when it
+    # is compiled, with the message decoration used to give.
+    @parir.jit
+    def uses_a_list(x, N):
+        parir.label("i")
+        for i in range(N):
+            x[i] = [1.0, 2.0][0]
+
+    @parir.jit
+    def fine(x, N):
+        parir.label("i")
+        for i in range(N):
+            x[i] = 2.0
+
+    assert "x[i] = 2.0f;" in parir.print_compiled(fine, [x10(), 10],
+                                                 parir.par({"i": parir.threads(10)}))
+    for attempt in range(2):  # the same error each time
+        with pytest.raises(parir.ParirError, match=r"List expressions are not supported") as info:
+            parir.print_compiled(uses_a_list, [x10(), 10], parir.par({"i": parir.threads(10)}))
+        assert f"{FILE}:" in str(info.value)
+    with pytest.raises(parir.ParirError, match=r"List expressions are not supported"):
+        uses_a_list(x10(), 10, opts=parir.par({"i": parir.threads(10)}))
+
+
+@parir.jit
+def _double_it(v):
+    return v * 2.0
+
+
+@parir.jit
+def _uses_helper(x, y, N):
+    parir.label("i")
+    for i in range(N):
+        y[i] = _double_it(x[i])
+
+
+def test_seq_runs_jit_helpers_as_python_too():
+    # The helper is a @parir.jit function; under seq=True it runs as the plain Python it is,
+    # where compiling it alone would fail (it returns a value and has no parallel loop).
+    x, y = torch.arange(6.0), torch.zeros(6)
+    _uses_helper(x, y, 6, seq=True)
+    torch.testing.assert_close(y, 2 * x)
+
+
+def test_kernels_named_like_parir_internals_are_launched_by_their_cuda_names():
+    def parir_kernel(x, N):
+        parir.label("i")
+        for i in range(N):
+            x[i] = x[i] * 2.0
+
+    src = parir.print_compiled(parir_kernel, [x10(), 10], parir.par({"i": parir.threads(10)}))
+    defined = re.findall(r'__global__ void __launch_bounds__\(\d+\) (\w+)\(', src)
+    launched = re.findall(r"//@ launch (\w+) ", src)
+    assert defined and set(launched) == set(defined), src
+
+
+@pytest.mark.gpu
+def test_kernels_named_like_cuda_keywords_and_parir_internals_run():
+    def double(x, N):
+        parir.label("i")
+        for i in range(N):
+            x[i] = x[i] * 2.0
+
+    def parir_add(x, N):
+        parir.label("i")
+        for i in range(N):
+            x[i] = x[i] + 1.0
+
+    x = torch.randn(33, device="cuda")
+    want = (x * 2.0 + 1.0).cpu()
+    parir.jit(double)(x, 33, opts=parir.par({"i": parir.threads(33)}))
+    parir.jit(parir_add)(x, 33, opts=parir.par({"i": parir.threads(33)}))
+    torch.testing.assert_close(x.cpu(), want)

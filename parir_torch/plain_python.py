@@ -1,0 +1,27 @@
+"""Running a parir function as the plain Python it is written in (seq=True, and the Python side
+of parir.check).
+
+A jit function called from inside such a run (a helper decorated with @parir.jit) runs as plain
+Python too, as it would in the original Parir: compiling it on its own would ask for a parallel
+specification it was never given, and a helper that returns a value has no kernel form. The
+state is per thread, so another thread's calls still compile and launch.
+"""
+
+import threading
+
+_state = threading.local()
+
+
+def run(fn, args):
+    """fn(*args), with jit functions called inside it running as plain Python too."""
+    depth = getattr(_state, "depth", 0)
+    _state.depth = depth + 1
+    try:
+        return fn(*args)
+    finally:
+        _state.depth = depth
+
+
+def active():
+    """Whether this thread is inside run(): a jit function called now runs as plain Python."""
+    return getattr(_state, "depth", 0) > 0
