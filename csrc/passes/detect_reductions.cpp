@@ -136,26 +136,53 @@ class RewriteBody : public IRMutator {
   }
 };
 
-// The statement that stores the threads' combined result: target = target op acc, with the
-// accumulator converted to the target's type.
+// The integer range of a type, for clamping an accumulator into it.
+std::pair<int64_t, int64_t> int_range(ScalarType t) {
+  const int bits = 8 * size_in_bytes(t);
+  if (is_unsigned_int(t)) return {0, bits >= 64 ? INT64_MAX : (int64_t{1} << bits) - 1};
+  if (bits >= 64) return {INT64_MIN, INT64_MAX};
+  return {-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1};
+}
+
+// How the threads' combined result is stored: `combined` is target op acc computed in the
+// accumulator's type and converted to the target's once (as seq=True rounds or wraps the final
+// value); `acc_value`, what an atomic combination of several blocks adds in, is the accumulator
+// converted to the target's type, clamped first for min and max into a narrower integer, so
+// that a block that reduced nothing (its accumulator still the identity, INT64_MAX say) leaves
+// the target as it is instead of storing the identity's truncated bits.
 void combine_into_target(Reduction& r) {
   const Type t = r.target->type;
+  const Type acc_t = r.acc_type;
   const Loc loc = r.target->loc;
-  r.acc_value = var(r.acc, loc, r.acc_type);
-  if (r.acc_type.scalar != t.scalar) r.acc_value = std::make_shared<Cast>(r.acc_value, t, loc);
-  switch (r.op) {
-    case ReduceOp::Sum:
-      r.combined = binary(BinaryOp::Add, r.target, r.acc_value, loc, t);
-      break;
-    case ReduceOp::Prod:
-      r.combined = binary(BinaryOp::Mul, r.target, r.acc_value, loc, t);
-      break;
-    case ReduceOp::Min:
-    case ReduceOp::Max:
-      r.combined = std::make_shared<Call>(r.op == ReduceOp::Min ? Builtin::Min : Builtin::Max,
-                                          std::vector<ExprPtr>{r.target, r.acc_value}, t, loc);
-      break;
+  const bool narrower = acc_t.scalar != t.scalar;
+  ExprPtr acc = var(r.acc, loc, acc_t);
+  auto apply = [&](ReduceOp op, ExprPtr a, ExprPtr b, Type type) -> ExprPtr {
+    switch (op) {
+      case ReduceOp::Sum:
+        return binary(BinaryOp::Add, a, b, loc, type);
+      case ReduceOp::Prod:
+        return binary(BinaryOp::Mul, a, b, loc, type);
+      case ReduceOp::Min:
+      case ReduceOp::Max:
+        break;
+    }
+    return std::make_shared<Call>(op == ReduceOp::Min ? Builtin::Min : Builtin::Max,
+                                  std::vector<ExprPtr>{a, b}, type, loc);
+  };
+  if (!narrower) {
+    r.acc_value = acc;
+    r.combined = apply(r.op, r.target, acc, t);
+    return;
   }
+  ExprPtr target_wide = std::make_shared<Cast>(r.target, acc_t, loc);
+  r.combined = std::make_shared<Cast>(apply(r.op, target_wide, acc, acc_t), t, loc);
+  ExprPtr clamped = acc;
+  if ((r.op == ReduceOp::Min || r.op == ReduceOp::Max) && is_int(t.scalar)) {
+    auto [lo, hi] = int_range(t.scalar);
+    clamped = apply(ReduceOp::Max, clamped, int_imm(lo, loc, acc_t), acc_t);
+    clamped = apply(ReduceOp::Min, clamped, int_imm(hi, loc, acc_t), acc_t);
+  }
+  r.acc_value = std::make_shared<Cast>(clamped, t, loc);
 }
 
 class Detect : public IRMutator {

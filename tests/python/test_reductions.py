@@ -232,3 +232,45 @@ def test_cluster_reduction_into_a_local_and_per_row(rng):
     y.zero_()
     sum_rows(x, y, n, m, opts=cluster_opts(spec))
     torch.testing.assert_close(y, x.sum(1), rtol=1e-4, atol=1e-3)
+
+
+@parir.jit
+def _min_into_first(x, out, lo, N):
+    parir.label('i')
+    for i in range(lo, N):
+        out[0] = min(out[0], x[i])
+
+
+@parir.jit
+def _max_into_first(x, out, N):
+    parir.label('i')
+    for i in range(N):
+        out[0] = max(out[0], x[i])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.uint8, torch.float16])
+def test_a_reduction_over_nothing_leaves_a_narrow_target_unchanged(dtype):
+    # The accumulator of a narrow type is wider (int64, float32): its identity (INT64_MAX for
+    # min) must not reach the target truncated (as -1), as Python leaves out[0] alone here.
+    x = torch.arange(1, 11, device="cuda").to(dtype)
+    out = torch.full((1,), 7, device="cuda").to(dtype)
+    _min_into_first(x, out, 1, 1, opts=parir.par({'i': parir.threads(32).reduce()}))
+    assert out.item() == 7
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.uint8, torch.uint16,
+                                   torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("threads", [32, 4096])
+def test_narrow_min_and_max_with_idle_threads_and_blocks(dtype, threads):
+    # 100 iterations over up to 4096 threads: most threads, and with 4096 three of the four
+    # blocks, reduce nothing and combine their identities; the result must be the data's.
+    gen = torch.Generator().manual_seed(threads)
+    x = torch.randint(5, 100, (100,), generator=gen).to(dtype).cuda()
+    lo = torch.full((1,), 101, device="cuda").to(dtype)
+    _min_into_first(x, lo, 0, 100, opts=parir.par({'i': parir.threads(threads).reduce()}))
+    assert lo.item() == x.min().item()
+    hi = torch.full((1,), 1, device="cuda").to(dtype)
+    _max_into_first(x, hi, 100, opts=parir.par({'i': parir.threads(threads).reduce()}))
+    assert hi.item() == x.max().item()
