@@ -6,7 +6,8 @@ to the compiler changed in its output (or that it changed nothing).
 
 `write` runs the CPU test suite (tests/python: every test program, the error catalogue, the
 benchmark kernels at their benchmark sizes, ...) and saves every CUDA source the compiler
-generates, with its launch plan, as DIR/<test id>.<n>.cu, in the order the tests compile them.
+generates, with its launch plan, as DIR/<test id>.<n>.cu, in the order the tests compile them,
+and how many of each program's tensor accesses the compiler proved in bounds (DIR/bounds.jsonl).
 Paths of pytest's temporary directories are replaced by <tmp>, so two runs from the same checkout
 compare equal. `compare` lists the sources that differ, appear or disappear, with a unified diff
 of the first few, and exits non-zero if there is any difference.
@@ -16,6 +17,7 @@ Taking a snapshot before and after a change, from the same checkout directory (t
 """
 
 import difflib
+import json
 import os
 import re
 import subprocess
@@ -44,6 +46,9 @@ def pytest_configure(config):
         counts[name] = counts.get(name, 0) + 1
         with open(os.path.join(out_dir, f"{name}.{counts[name]}.cu"), "w") as f:
             f.write(_TMP.sub("<tmp>/", result[0]))
+        if len(result) > 2:  # the tensor accesses, and how many were proved in bounds
+            with open(os.path.join(out_dir, "bounds.jsonl"), "a") as f:
+                f.write(json.dumps({"source": f"{name}.{counts[name]}.cu", **result[2]}) + "\n")
         return result
 
     _C.compile = recording_compile
@@ -54,7 +59,7 @@ def pytest_configure(config):
 def write(out_dir, pytest_args):
     os.makedirs(out_dir, exist_ok=True)
     for f in os.listdir(out_dir):
-        if f.endswith(".cu"):
+        if f.endswith(".cu") or f == "bounds.jsonl":
             os.remove(os.path.join(out_dir, f))
     env = dict(os.environ, PARIR_SNAPSHOT_DIR=os.path.abspath(out_dir),
                PYTHONPATH=os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]))
@@ -63,6 +68,14 @@ def write(out_dir, pytest_args):
     rc = subprocess.call(cmd, env=env, cwd=ROOT)
     count = sum(1 for f in os.listdir(out_dir) if f.endswith(".cu"))
     print(f"codegen_snapshot: {count} generated sources in {out_dir} (pytest exit {rc})")
+    bounds = os.path.join(out_dir, "bounds.jsonl")
+    if os.path.exists(bounds):
+        with open(bounds) as f:
+            rows = [json.loads(line) for line in f]
+        accesses = sum(r["accesses"] for r in rows)
+        proved = sum(r["proved_in_bounds"] for r in rows)
+        print(f"codegen_snapshot: {proved} of {accesses} tensor accesses proved in bounds "
+              f"({100.0 * proved / max(accesses, 1):.1f}%)")
     return 0 if count else 1
 
 
