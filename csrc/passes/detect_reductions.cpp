@@ -75,6 +75,12 @@ class RewriteBody : public IRMutator {
       return IRMutator::mutate_node(n, self);
     }
     std::optional<Accumulation> m = match(n->target, n->value);
+    // A local assigned afresh earlier in this body is a per-iteration temporary (c = 0; then
+    // c += 1; a while-loop's counter; an inlined helper's locals): its accumulations are
+    // ordinary statements, not the loop's reduction. Only what lives across iterations reduces.
+    if (m && !target)
+      if (auto v = n->target->as<Var>(); v && assigned.count(v->name))
+        return IRMutator::mutate_node(n, self);
     if (!m && target)
       prog_.error(n->loc, fmt::format("'{}' is the result of the reduction loop on line {}; it "
                                       "can only be accumulated into there (+=, *=, min, max)",

@@ -9,7 +9,8 @@ namespace parir {
 //     t += e    t = t + e    t = e + t    t -= e    t *= e    t = t * e
 //     t = parir.min(t, e)    t = parir.max(e, t)    (and Python's min/max)
 // into one target t: a local, or a tensor element whose indices do not change within the loop.
-// Each is rewritten to combine into a per-thread accumulator instead; code generation combines
+// A local assigned afresh in the body before it is accumulated into is a per-iteration
+// temporary, not a target. Each is rewritten to combine into a per-thread accumulator instead; code generation combines
 // the accumulators after the loop. A reduce loop that accumulates nothing stays an ordinary
 // parallel loop, and one around further parallel loops reduces through its innermost loops.
 // Errors: accumulations with different operations, a target read or assigned other than by its

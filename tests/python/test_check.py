@@ -21,20 +21,14 @@ from conftest import HAS_GPU
 
 # ----- programs --------------------------------------------------------------------------------
 
+from reduction_programs import sum_rows  # noqa: E402  (y[i] += x[i, j], rows over 'N')
+
+
 @parir.jit
 def total(x, y, N):
     parir.label('i')
     for i in range(N):
         y[0] += x[i]
-
-
-@parir.jit
-def sum_rows(x, y, N, M):
-    parir.label('N')
-    for i in range(N):
-        parir.label('M')
-        for j in range(M):
-            y[i] += x[i, j]
 
 
 @parir.jit

@@ -274,3 +274,29 @@ def test_narrow_min_and_max_with_idle_threads_and_blocks(dtype, threads):
     hi = torch.full((1,), 1, device="cuda").to(dtype)
     _max_into_first(x, hi, 100, opts=parir.par({'i': parir.threads(threads).reduce()}))
     assert hi.item() == x.cpu().double().max().item()
+
+
+@parir.jit
+def _weighted_count(x, out, N):
+    parir.label('i')
+    for i in range(N):
+        c = 0  # a per-iteration temporary, accumulated into but not the reduction
+        k = 0
+        while k < 3:
+            k += 1
+            c += k
+        out[0] += x[i] * c
+
+
+def test_per_iteration_temporaries_are_not_the_reduction():
+    src = parir.print_compiled(_weighted_count, [torch.ones(50), torch.zeros(1), 50],
+                               parir.par({'i': parir.threads(64).reduce()}))
+    assert "parir::block_reduce(" in src and "out[0] = (out[0] + " in src, src
+
+
+@pytest.mark.gpu
+def test_per_iteration_temporaries_on_the_gpu():
+    x = torch.randn(1000, device="cuda", dtype=torch.float64)
+    out = torch.zeros(1, device="cuda", dtype=torch.float64)
+    _weighted_count(x, out, 1000, opts=parir.par({'i': parir.threads(256).reduce()}))
+    torch.testing.assert_close(out, 6.0 * x.sum().reshape(1))
