@@ -66,8 +66,8 @@ class LoopPar:
         return self._with(reduce=True)
 
     def tpb(self, tpb):
-        """A LoopPar that runs `tpb` threads per block (default 1024): a multiple of 32, at
-        most 1024."""
+        """A LoopPar that runs `tpb` threads per block (default 1024, the compiler's
+        LoopPar::kDefaultThreadsPerBlock): a multiple of 32, at most 1024 (CUDA's limit)."""
         what = f"threads per block must be a multiple of 32 in [32, 1024], got {tpb!r}"
         if isinstance(tpb, bool) or not isinstance(tpb, int):
             raise ParirTypeError(what)
@@ -85,7 +85,7 @@ class LoopPar:
 
     @property
     def threads_per_block(self):
-        return self._tpb or 1024
+        return self._tpb or _C.DEFAULT_THREADS_PER_BLOCK
 
     def _key(self):
         return self._k

@@ -339,5 +339,6 @@ PYBIND11_MODULE(_C, m) {
   m.def("cache_root", &runtime::cache_root);
   m.def("clear_disk_cache", &runtime::cache_clear);
   m.attr("prelude") = kPrelude;
+  m.attr("DEFAULT_THREADS_PER_BLOCK") = LoopPar::kDefaultThreadsPerBlock;
   m.attr("half_header") = kHalfHeader;
 }

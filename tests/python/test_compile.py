@@ -151,3 +151,8 @@ def test_gpu_block_is_cut_at_loops_that_need_blocks():
     assert "//@ launch total_0 grid(1) block(1) (out)" in src
     assert "//@ launch total_1 grid(5) block(1024) (x, out)" in src
     assert "atomic_combine(parir::Sum(), &out[0]" in src
+
+
+def test_default_threads_per_block_is_the_compilers():
+    assert parir.threads(64).threads_per_block == _C.DEFAULT_THREADS_PER_BLOCK == 1024
+    assert parir.threads(64).tpb(128).threads_per_block == 128
