@@ -11,6 +11,19 @@ namespace {
 
 constexpr int64_t kMaxGrid = 2147483647;  // gridDim.x limit
 
+// The end of an error about blocks that cannot combine: how thread block clusters could help.
+std::string cluster_advice(const CompileOptions& opts, int64_t blocks) {
+  constexpr int64_t kMaxCluster = 16;  // Hopper's largest (non-portable) cluster
+  if (blocks > kMaxCluster)
+    return fmt::format(" (a thread block cluster holds at most {} blocks)", kMaxCluster);
+  if (!opts.use_cuda_thread_block_clusters)
+    return ", or enable use_cuda_thread_block_clusters";
+  int64_t need = 1;
+  while (need < blocks) need *= 2;
+  return fmt::format(", or raise max_thread_blocks_per_cluster (now {}) to {}",
+                     opts.max_thread_blocks_per_cluster, need);
+}
+
 struct LevelUse {
   const For* loop;  // nullptr for a GpuBlock root
   int64_t count;
@@ -39,15 +52,18 @@ class KernelScan : public IRVisitor {
  public:
   // depth: the parallel depth of the statements visited first (1 inside a GpuBlock root, whose
   // block is level 0).
-  KernelScan(const SpecializedFunction& p, Kernel& k, int depth, int thread_depth, bool writes_need_one_block)
+  // cluster_advice: how the options could let this kernel's blocks combine (see below).
+  KernelScan(const SpecializedFunction& p, Kernel& k, int depth, int thread_depth,
+             bool writes_need_one_block, std::string cluster_advice)
       : prog_(p), k_(k), thread_depth_(thread_depth), one_block_(writes_need_one_block),
-        depth_(depth) {}
+        depth_(depth), cluster_advice_(std::move(cluster_advice)) {}
 
   std::set<std::string> tensors, written, host_vars;
 
  protected:
   const SpecializedFunction& prog_;
   Kernel& k_;
+  std::string cluster_advice_;
   int thread_depth_;  // parallel depth of the thread level; -1 when there is none
   bool one_block_;
   int depth_;  // number of enclosing parallel levels
@@ -146,9 +162,8 @@ class KernelScan : public IRVisitor {
       if (k_.inner_blocks > 1 && k_.cluster == 1)
         prog_.error(n.loc, fmt::format("the reduction into local '{}' runs on {} blocks, which "
                                        "cannot combine their results into a local; use at most "
-                                       "{} threads, reduce into a tensor element, or enable "
-                                       "use_cuda_thread_block_clusters",
-                                       v->name, k_.inner_blocks, k_.tpb));
+                                       "{} threads, reduce into a tensor element{}",
+                                       v->name, k_.inner_blocks, k_.tpb, cluster_advice_));
       assigned_.insert(v->name);
       escaped_.erase(v->name);
       return;
@@ -264,7 +279,8 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
   int thread_depth = has_threads ? static_cast<int>(k.levels.size()) - 1 : -1;
   // Writes outside the thread loops need one writer that all the inner level's blocks wait
   // for: a single block, or a cluster (whose barrier spans its blocks).
-  KernelScan scan(prog, k, gpu_root ? 1 : 0, thread_depth, k.inner_blocks == 1 || k.cluster > 1);
+  KernelScan scan(prog, k, gpu_root ? 1 : 0, thread_depth, k.inner_blocks == 1 || k.cluster > 1,
+                  cluster_advice(opts, k.inner_blocks));
   if (gpu_root) {
     scan.visit(k.root->as<GpuBlock>()->body);
   } else {

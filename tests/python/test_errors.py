@@ -518,3 +518,29 @@ def test_kernels_named_like_cuda_keywords_and_parir_internals_run():
     parir.jit(double)(x, 33, opts=parir.par({"i": parir.threads(33)}))
     parir.jit(parir_add)(x, 33, opts=parir.par({"i": parir.threads(33)}))
     torch.testing.assert_close(x.cpu(), want)
+
+
+@parir.jit
+def _sum_into_local(x, y, N):
+    parir.label("row")
+    for r in range(2):
+        s = 0.0
+        parir.label("i")
+        for i in range(N):
+            s += x[r, i]
+        y[r] = s
+
+
+@pytest.mark.parametrize("clusters, max_blocks, n, advice", [
+    (False, 8, 4096, r"or enable use_cuda_thread_block_clusters"),
+    (True, 2, 4096, r"or raise max_thread_blocks_per_cluster \(now 2\) to 4"),
+    (True, 16, 20480, r"\(a thread block cluster holds at most 16 blocks\)"),
+])
+def test_multi_block_reduction_into_a_local_advises_what_the_options_allow(clusters, max_blocks,
+                                                                          n, advice):
+    opts = parir.par({"row": parir.threads(2), "i": parir.threads(n).reduce()})
+    opts.use_cuda_thread_block_clusters = clusters
+    opts.max_thread_blocks_per_cluster = max_blocks
+    with pytest.raises(parir.ParirError, match=r"cannot combine their results into a local.*"
+                                               + advice):
+        parir.print_compiled(_sum_into_local, [torch.ones(2, n), torch.zeros(2), n], opts)
