@@ -37,10 +37,7 @@ std::optional<Result> eval(const ExprPtr& e, const RangeEnv& env) {
     if (!is_int(c->type.scalar) || !is_int(c->a->type.scalar)) return std::nullopt;
     auto r = eval(c->a, env);
     if (!r) return std::nullopt;
-    const int bits = 8 * size_in_bytes(c->type.scalar);
-    const Wide min = is_unsigned_int(c->type.scalar) ? 0 : -(Wide(1) << (bits - 1));
-    const Wide max = is_unsigned_int(c->type.scalar) ? (Wide(1) << bits) - 1
-                                                     : (Wide(1) << (bits - 1)) - 1;
+    auto [min, max] = int_limits(c->type.scalar);
     if (r->range.lo < min || r->range.hi > max) return std::nullopt;
     return r;
   }

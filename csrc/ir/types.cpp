@@ -121,4 +121,11 @@ std::string TensorType::str() const {
   return fmt::format("{}[{}]", python_name(elem), fmt::join(shape, ", "));
 }
 
+std::pair<int64_t, int64_t> int_limits(ScalarType t) {
+  const int bits = 8 * size_in_bytes(t);
+  if (is_unsigned_int(t)) return {0, bits >= 64 ? INT64_MAX : (int64_t{1} << bits) - 1};
+  if (bits >= 64) return {INT64_MIN, INT64_MAX};
+  return {-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1};
+}
+
 }  // namespace parir

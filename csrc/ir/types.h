@@ -6,6 +6,8 @@
 // rules.
 #pragma once
 
+#include <utility>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,6 +47,9 @@ bool is_float(ScalarType t);
 bool is_signed_int(ScalarType t);
 bool is_unsigned_int(ScalarType t);
 inline bool is_int(ScalarType t) { return is_signed_int(t) || is_unsigned_int(t); }
+// The smallest and largest value of an integer type, as int64 (uint64's largest is cut to
+// INT64_MAX, the largest value the compiler's integers hold).
+std::pair<int64_t, int64_t> int_limits(ScalarType t);
 inline bool is_half(ScalarType t) { return t == ScalarType::F16 || t == ScalarType::BF16; }  // float16, bfloat16
 inline bool is_bool(ScalarType t) { return t == ScalarType::Bool; }
 

@@ -52,6 +52,21 @@ std::optional<Accumulation> match(const ExprPtr& target, const ExprPtr& value) {
   return std::nullopt;
 }
 
+// a op b, for a reduction's operation: a + b, a * b, parir.min(a, b), parir.max(a, b).
+ExprPtr combine(ReduceOp op, ExprPtr a, ExprPtr b, Type type, Loc loc) {
+  switch (op) {
+    case ReduceOp::Sum:
+      return binary(BinaryOp::Add, std::move(a), std::move(b), loc, type);
+    case ReduceOp::Prod:
+      return binary(BinaryOp::Mul, std::move(a), std::move(b), loc, type);
+    case ReduceOp::Min:
+    case ReduceOp::Max:
+      break;
+  }
+  return std::make_shared<Call>(op == ReduceOp::Min ? Builtin::Min : Builtin::Max,
+                                std::vector<ExprPtr>{std::move(a), std::move(b)}, type, loc);
+}
+
 // Rewrites the accumulations of one reduce loop's body.
 class RewriteBody : public IRMutator {
  public:
@@ -110,14 +125,8 @@ class RewriteBody : public IRMutator {
     ExprPtr e = mutate(m->operand);
     ExprPtr acc = var(acc_, n->loc, acc_type);
     if (!same_scalar_type(e)) e = std::make_shared<Cast>(e, acc_type, e->loc);
-    ExprPtr combined =
-        *op == ReduceOp::Sum    ? binary(BinaryOp::Add, acc, e, n->loc, acc_type)
-        : *op == ReduceOp::Prod ? binary(BinaryOp::Mul, acc, e, n->loc, acc_type)
-                                : std::make_shared<Call>(*op == ReduceOp::Min ? Builtin::Min
-                                                                              : Builtin::Max,
-                                                         std::vector<ExprPtr>{acc, e}, acc_type,
-                                                         n->loc);
-    return std::make_shared<Assign>(acc, combined, n->loc, n->labels);
+    return std::make_shared<Assign>(acc, combine(*op, acc, e, acc_type, n->loc), n->loc,
+                                    n->labels);
   }
 
   bool same_scalar_type(const ExprPtr& e) const { return e->type.scalar == acc_type.scalar; }
@@ -142,14 +151,6 @@ class RewriteBody : public IRMutator {
   }
 };
 
-// The integer range of a type, for clamping an accumulator into it.
-std::pair<int64_t, int64_t> int_range(ScalarType t) {
-  const int bits = 8 * size_in_bytes(t);
-  if (is_unsigned_int(t)) return {0, bits >= 64 ? INT64_MAX : (int64_t{1} << bits) - 1};
-  if (bits >= 64) return {INT64_MIN, INT64_MAX};
-  return {-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1};
-}
-
 // How the threads' combined result is stored: `combined` is target op acc computed in the
 // accumulator's type and converted to the target's once (as seq=True rounds or wraps the final
 // value); `acc_value`, what an atomic combination of several blocks adds in, is the accumulator
@@ -162,31 +163,18 @@ void combine_into_target(Reduction& r) {
   const Loc loc = r.target->loc;
   const bool narrower = acc_t.scalar != t.scalar;
   ExprPtr acc = var(r.acc, loc, acc_t);
-  auto apply = [&](ReduceOp op, ExprPtr a, ExprPtr b, Type type) -> ExprPtr {
-    switch (op) {
-      case ReduceOp::Sum:
-        return binary(BinaryOp::Add, a, b, loc, type);
-      case ReduceOp::Prod:
-        return binary(BinaryOp::Mul, a, b, loc, type);
-      case ReduceOp::Min:
-      case ReduceOp::Max:
-        break;
-    }
-    return std::make_shared<Call>(op == ReduceOp::Min ? Builtin::Min : Builtin::Max,
-                                  std::vector<ExprPtr>{a, b}, type, loc);
-  };
   if (!narrower) {
     r.acc_value = acc;
-    r.combined = apply(r.op, r.target, acc, t);
+    r.combined = combine(r.op, r.target, acc, t, loc);
     return;
   }
   ExprPtr target_wide = std::make_shared<Cast>(r.target, acc_t, loc);
-  r.combined = std::make_shared<Cast>(apply(r.op, target_wide, acc, acc_t), t, loc);
+  r.combined = std::make_shared<Cast>(combine(r.op, target_wide, acc, acc_t, loc), t, loc);
   ExprPtr clamped = acc;
   if ((r.op == ReduceOp::Min || r.op == ReduceOp::Max) && is_int(t.scalar)) {
-    auto [lo, hi] = int_range(t.scalar);
-    clamped = apply(ReduceOp::Max, clamped, int_imm(lo, loc, acc_t), acc_t);
-    clamped = apply(ReduceOp::Min, clamped, int_imm(hi, loc, acc_t), acc_t);
+    auto [lo, hi] = int_limits(t.scalar);
+    clamped = combine(ReduceOp::Max, clamped, int_imm(lo, loc, acc_t), acc_t, loc);
+    clamped = combine(ReduceOp::Min, clamped, int_imm(hi, loc, acc_t), acc_t, loc);
   }
   r.acc_value = std::make_shared<Cast>(clamped, t, loc);
 }

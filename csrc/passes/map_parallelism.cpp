@@ -63,10 +63,10 @@ class KernelScan : public IRVisitor {
  protected:
   const SpecializedFunction& prog_;
   Kernel& k_;
-  std::string cluster_advice_;
   int thread_depth_;  // parallel depth of the thread level; -1 when there is none
   bool one_block_;
   int depth_;  // number of enclosing parallel levels
+  std::string cluster_advice_;  // how the options could let this kernel's blocks combine
   std::map<std::string, int> loop_vars_;
   std::set<std::string> assigned_;
   std::vector<std::set<std::string>> assigned_in_loop_;  // one set per enclosing parallel loop
