@@ -49,7 +49,7 @@ setup(
     version=VERSION,
     description="Custom GPU kernels for PyTorch, written as plain Python loops",
     packages=["parir_torch"],
-    python_requires=">=3.9",
+    python_requires=">=3.10",
     install_requires=["torch>=2.11"],
     ext_modules=[
         CppExtension(
