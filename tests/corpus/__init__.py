@@ -1,0 +1,25 @@
+"""A corpus of programs written the way Parir's users write them.
+
+Each module groups programs by theme and exports a ``CASES`` dict: program name -> a builder
+``(rng, device) -> case``. A case is a dict with
+
+* ``fn``: the jit function, ``args``: its arguments, ``spec``: the parallel specification;
+* ``check``: a list of ``(output, reference)`` pairs, the references computed independently
+  (NumPy or torch, float64 where it matters) before the program runs;
+* optionally ``opts``: a function of the spec returning the ``CompileOptions`` to use instead
+  of ``parir.par(spec)``; ``run``: a function of the case doing the compiled run when a plain
+  call is not how the program is used; ``tol``: ``(rtol, atol)`` for float outputs.
+
+tests/python/test_corpus.py runs every program as plain Python against its reference and
+through the compiler and NVRTC on the CPU, and on a GPU against both.
+"""
+
+from . import (dynamic_programming, images, linear_algebra, nbody, nn_layers, readme_examples,
+               reductions, seed_examples, sparse, stencils)
+
+ALL_CASES = {}
+for _module in (seed_examples, readme_examples, stencils, dynamic_programming, linear_algebra,
+                nbody, sparse, images, nn_layers, reductions):
+    for _name, _builder in _module.CASES.items():
+        assert _name not in ALL_CASES, _name
+        ALL_CASES[_name] = _builder
