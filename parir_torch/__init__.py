@@ -73,7 +73,7 @@ from .build import backend_status  # noqa: E402
 from .checking import check  # noqa: E402
 from .jit_function import JitFunction, jit  # noqa: E402
 from .options import (  # noqa: E402
-    CompileBackend, CompileOptions, LoopPar, par, reduce, threads)
+    CompileBackend, CompileOptions, LoopPar, par, parallelize, reduce, threads)
 from .types import ElemSize  # noqa: E402
 from .external import Target, external  # noqa: E402
 from .compile import clear_cache, compile_string, print_compiled  # noqa: E402
@@ -85,7 +85,7 @@ globals()["bool"] = _bool  # parir.bool(x); assigned here so this module keeps P
 __version__ = "0.1.0"
 
 __all__ = [
-    "jit", "label", "threads", "reduce", "LoopPar", "par", "CompileOptions", "CompileBackend",
+    "jit", "label", "threads", "reduce", "LoopPar", "par", "parallelize", "CompileOptions", "CompileBackend",
     "gpu", "print_compiled", "compile_string", "clear_cache", "ParirError", "ParirTypeError",
     "ParirValueError", "ParirWarning", "JitFunction", "check",
     "backend_status", "ElemSize", "Target", "external", "call", "out_like", "torchscript",

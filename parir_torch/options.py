@@ -256,6 +256,10 @@ def par(spec):
     return CompileOptions(parallelize=spec)
 
 
+# The original Parir's name for par (its README calls parir.parallelize(p)).
+parallelize = par
+
+
 # ----- views derived from FIELDS -------------------------------------------------------------
 
 def _form(default):

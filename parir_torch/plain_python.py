@@ -13,11 +13,13 @@ _state = threading.local()
 
 
 def run(fn, args):
-    """fn(*args), with jit functions called inside it running as plain Python too."""
+    """fn(*args), with jit functions called inside it running as plain Python too. NumPy scalars
+    become 0-d tensors of their dtype, as the compiled code treats them: torch will not store a
+    numpy.float32 into a tensor element."""
     depth = getattr(_state, "depth", 0)
     _state.depth = depth + 1
     try:
-        return fn(*args)
+        return fn(*[_numpy_scalar_as_tensor(a) for a in args])
     finally:
         _state.depth = depth
 
@@ -25,3 +27,12 @@ def run(fn, args):
 def active():
     """Whether this thread is inside run(): a jit function called now runs as plain Python."""
     return getattr(_state, "depth", 0) > 0
+
+
+def _numpy_scalar_as_tensor(a):
+    if type(a).__module__ != "numpy" or getattr(a, "ndim", None) != 0:
+        return a
+    import numpy as np
+    import torch
+
+    return torch.from_numpy(np.asarray(a))

@@ -5,32 +5,12 @@
 #include <map>
 #include <set>
 
+#include "codegen/cuda_names.h"
 #include "codegen/prelude.h"
 #include "ir/visitor.h"
 #include "codegen/plan_text.h"
 
 namespace parir {
-
-std::string cuda_identifier(const std::string& name) {
-  static const std::set<std::string> reserved = {
-      "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "class",
-      "const", "constexpr", "continue", "decltype", "default", "delete", "do", "double",
-      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "nullptr",
-      "operator", "private", "protected", "public", "register", "return", "short", "signed",
-      "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try",
-      "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
-      "volatile", "while", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
-      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
-      "parir", "main", "min", "max", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "pow",
-      "floor", "fmod", "atan2"};
-  if (reserved.count(name) || name.rfind("parir_", 0) == 0 || name.rfind("__", 0) == 0)
-    return name + "_";
-  // The entry d['k'] of a dict argument is "d.k" in the IR.
-  if (size_t dot = name.find('.'); dot != std::string::npos)
-    return cuda_identifier(name.substr(0, dot)) + "__" + name.substr(dot + 1);
-  return name;
-}
 
 namespace {
 
@@ -76,8 +56,9 @@ const char* cuda_operator(BinaryOp op) {
 
 class KernelPrinter {
  public:
-  KernelPrinter(const SpecializedFunction& p, const Kernel& k, std::string& out)
-      : prog_(p), k_(k), out_(out) {}
+  KernelPrinter(const SpecializedFunction& p, const Kernel& k, const CudaNames& names,
+                std::string& out)
+      : prog_(p), k_(k), names_(names), out_(out) {}
 
   void print() {
     std::vector<std::string> params;
@@ -85,16 +66,16 @@ class KernelPrinter {
       const TensorType& t = prog_.tensors.at(name);
       bool written = std::find(k_.written.begin(), k_.written.end(), name) != k_.written.end();
       params.push_back(fmt::format("{}{}* {}", written ? "" : "const ", cuda_name(t.elem),
-                                   cuda_identifier(name)));
+                                   names_(name)));
     }
-    for (const auto& v : k_.host_vars) params.push_back("int64_t " + cuda_identifier(v));
+    for (const auto& v : k_.host_vars) params.push_back("int64_t " + names_(v));
     if (k_.bounds_checked) params.push_back("parir::BoundsError* parir_bounds");
     line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{", k_.tpb,
-                     cuda_identifier(k_.name), fmt::join(params, ", ")));
+                     names_(k_.name), fmt::join(params, ", ")));
     ++indent_;
     grid_prologue();
     for (const auto& [name, type] : k_.locals)
-      line(fmt::format("{} {};", cuda_name(type.scalar), cuda_identifier(name)));
+      line(fmt::format("{} {};", cuda_name(type.scalar), names_(name)));
     if (auto g = k_.root->as<GpuBlock>()) {
       depth_ = 1;
       body(g->body);
@@ -108,6 +89,7 @@ class KernelPrinter {
  private:
   const SpecializedFunction& prog_;
   const Kernel& k_;
+  const CudaNames& names_;
   std::string& out_;
   int indent_ = 0;
   int depth_ = 0;  // enclosing parallel levels
@@ -115,7 +97,7 @@ class KernelPrinter {
   const SourceInfo* last_src_ = nullptr;  // the file of the last #line
   std::set<std::string> internal_;  // names the compiler made: printed as they are
   std::string name(const std::string& n) const {
-    return internal_.count(n) ? n : cuda_identifier(n);
+    return internal_.count(n) ? n : names_(n);
   }
 
   void line(const std::string& text) {
@@ -266,7 +248,7 @@ class KernelPrinter {
                    const std::string& hi_text, const ExprPtr& step, const std::string& first,
                    int64_t stride) {
     auto s = step->as<IntImm>();
-    std::string name = cuda_identifier(v);
+    std::string name = names_(v);
     const std::string stride_text = stride == 1 ? "1" : fmt::format("{}L", stride);
     if (s && counter_fits(lo, hi, s->value, stride)) {
       bool lo_zero = lo->as<IntImm>() && lo->as<IntImm>()->value == 0;
@@ -296,7 +278,7 @@ class KernelPrinter {
     const bool hoisted = !f.hi->as<IntImm>();
     std::string hi;
     if (hoisted) {
-      hi = "parir_stop_" + cuda_identifier(f.var);
+      hi = "parir_stop_" + names_(f.var);
       line("{");
       ++indent_;
       line(fmt::format("const int64_t {} = {};", hi, expr(f.hi)));
@@ -313,7 +295,7 @@ class KernelPrinter {
   void parallel_for(const For& f) {
     const ParLevel& level = k_.levels.at(depth_);
     std::string worker = level.threads ? "parir_t" : fmt::format("parir_b{}", depth_);
-    std::string labels = fmt::format("{}", fmt::join(f.labels, "', '"));
+    std::string labels = escape_for_comment(fmt::format("{}", fmt::join(f.labels, "', '")));
     const Reduction* r = f.reduction.get();
     line(fmt::format("// label '{}': parallel {}over {} {}", labels,
                      r ? fmt::format("reduction ({}) ", python_name(r->op)) : "", level.count,
@@ -400,7 +382,10 @@ class KernelPrinter {
       case ExprKind::Unary: {
         auto u = e->as<Unary>();
         const char* op = u->op == UnaryOp::Neg ? "-" : u->op == UnaryOp::Not ? "!" : "~";
-        return narrow(fmt::format("({}{})", op, expr(u->a)), e->type.scalar);
+        // A negative literal operand gets parentheses: "--2.0f" would be a decrement.
+        std::string a = expr(u->a);
+        if (a.front() == '-') a = "(" + a + ")";
+        return narrow(fmt::format("({}{})", op, a), e->type.scalar);
       }
       case ExprKind::Binary:
         return binary_expr(*e->as<Binary>());
@@ -472,7 +457,7 @@ class KernelPrinter {
 
   // x.flat[offset] -> x[offset]: flatten_indices has computed the offset.
   std::string element(const FlatLoad& l) {
-    return fmt::format("{}[{}]", cuda_identifier(l.tensor), index_expr(l.offset));
+    return fmt::format("{}[{}]", names_(l.tensor), index_expr(l.offset));
   }
 
   // An assignment's target: a local or a tensor element (whose checks guard the statement).
@@ -484,7 +469,7 @@ class KernelPrinter {
   // A read; with run-time bounds checks, a zero when one fails (the access is skipped).
   std::string load(const FlatLoad& l) {
     if (l.checks.empty()) return element(l);
-    return fmt::format("parir::checked_load({}, {}, {})", cuda_identifier(l.tensor),
+    return fmt::format("parir::checked_load({}, {}, {})", names_(l.tensor),
                        index_expr(l.offset), checks(l));
   }
 
@@ -532,16 +517,19 @@ class FindsHalfTypes : public IRVisitor {
 #undef X
 };
 
-// The headers of the external functions the kernels call, in order of first use.
-class FindsExternHeaders : public IRVisitor {
+// The external functions the kernels call: their headers, in order of first use, and their C
+// names, which the program's own names must not hide.
+class FindsExternFunctions : public IRVisitor {
  public:
   std::vector<std::string> headers;
+  std::set<std::string> names;
 
  protected:
   void visit_node(const ExternCall* n) override {
     const std::string& h = n->fn->header;
     if (!h.empty() && std::find(headers.begin(), headers.end(), h) == headers.end())
       headers.push_back(h);
+    names.insert(n->fn->name);
     IRVisitor::visit_node(n);
   }
 };
@@ -562,17 +550,18 @@ std::string generate_cuda(const SpecializedFunction& prog, const Lowered& lowere
                      prog.source->filename);
   out += fmt::format("#include \"{}\"\n", kPreludeName);
   if (uses_half_types(prog, lowered)) out += fmt::format("#include \"{}\"\n", kHalfHeaderName);
-  FindsExternHeaders externs;
+  FindsExternFunctions externs;
   for (const auto& k : lowered.kernels) externs.visit(k.root);
   for (const auto& h : externs.headers) out += fmt::format("#include \"{}\"\n", h);
+  const CudaNames names(externs.names);
   for (const auto& k : lowered.kernels) {
     out += "\n";
-    KernelPrinter(prog, k, out).print();
+    KernelPrinter(prog, k, names, out).print();
   }
   // The plan launches kernels by the names the source defines them with.
   LaunchPlan plan = lowered.plan;
-  for_each_launch(plan.steps, [](PlanStep& step) { step.kernel = cuda_identifier(step.kernel); });
-  for (auto& site : plan.bounds_sites) site.kernel = cuda_identifier(site.kernel);
+  for_each_launch(plan.steps, [&](PlanStep& step) { step.kernel = names(step.kernel); });
+  for (auto& site : plan.bounds_sites) site.kernel = names(site.kernel);
   out += "\n" + print_plan(plan);
   return out;
 }

@@ -10,7 +10,4 @@ namespace parir {
 // (prelude.h), which the compiler supplies.
 std::string generate_cuda(const SpecializedFunction& prog, const Lowered& lowered);
 
-// The C++ spelling of a user's name: names that C++ or CUDA reserve get a trailing underscore.
-std::string cuda_identifier(const std::string& name);
-
 }  // namespace parir

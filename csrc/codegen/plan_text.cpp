@@ -2,6 +2,9 @@
 
 #include <cctype>
 
+#include "codegen/cuda_names.h"
+#include "ir/visitor.h"
+
 namespace parir {
 
 // ---------------------------------------------------------------------------------------------
@@ -9,17 +12,41 @@ namespace parir {
 
 namespace {
 
+// The plan names parameters and host variables by their C++ identifiers (cuda_names.h), so that
+// every name is one word of letters, digits and underscores, whatever the program called it;
+// the parser maps them back. Kernels are named as the source defines them.
+class RenameVars : public IRMutator {
+ public:
+  explicit RenameVars(std::string (*rename)(const std::string&)) : rename_(rename) {}
+
+ protected:
+  ExprPtr mutate_node(const Var* v, const ExprPtr& self) override {
+    std::string name = rename_(v->name);
+    return name == v->name ? self : var(name, v->loc, v->type);
+  }
+
+ private:
+  std::string (*rename_)(const std::string&);
+};
+
+std::string identifier(const std::string& name) {
+  static const CudaNames names;
+  return name == kBoundsBufferArg ? name : names(name);
+}
+
+std::string expr_text(const ExprPtr& e) { return to_string(RenameVars(identifier).mutate(e)); }
+
 void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& out) {
   std::string pad = "//@ " + std::string(indent * 2, ' ');
   for (const auto& s : steps) {
     switch (s.kind) {
       case PlanStep::Kind::For:
-        out += fmt::format("{}for {} in range({}, {}, {}):\n", pad, s.var, to_string(s.lo),
-                           to_string(s.hi), to_string(s.step));
+        out += fmt::format("{}for {} in range({}, {}, {}):\n", pad, identifier(s.var),
+                           expr_text(s.lo), expr_text(s.hi), expr_text(s.step));
         print_steps(s.body, indent + 1, out);
         break;
       case PlanStep::Kind::If:
-        out += fmt::format("{}if {}:\n", pad, to_string(s.cond));
+        out += fmt::format("{}if {}:\n", pad, expr_text(s.cond));
         print_steps(s.body, indent + 1, out);
         if (!s.else_body.empty()) {
           out += pad + "else:\n";
@@ -30,7 +57,9 @@ void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& ou
         out += fmt::format("{}launch {} grid({}) block({})", pad, s.kernel, s.grid, s.block);
         if (s.shared_bytes) out += fmt::format(" shared({})", s.shared_bytes);
         if (s.cluster > 1) out += fmt::format(" cluster({})", s.cluster);
-        out += fmt::format(" ({})\n", fmt::join(s.args, ", "));
+        std::vector<std::string> args;
+        for (const auto& a : s.args) args.push_back(identifier(a));
+        out += fmt::format(" ({})\n", fmt::join(args, ", "));
         break;
     }
   }
@@ -46,10 +75,10 @@ std::string print_plan(const LaunchPlan& plan) {
   for (const auto& f : plan.extra_flags) out += fmt::format("//@ flag {}\n", f);
   for (const auto& l : plan.link_libraries) out += fmt::format("//@ link {}\n", l);
   for (const auto& p : plan.params)
-    out += fmt::format("//@ param {} {} strides({}) {}\n", p.name, p.type.str(),
+    out += fmt::format("//@ param {} {} strides({}) {}\n", identifier(p.name), p.type.str(),
                        fmt::join(p.type.strides, ", "), p.written ? "inout" : "in");
   for (const auto& c : plan.bounds_sites)
-    out += fmt::format("//@ check {} {} {} {} {} {} {}\n", c.id, c.kernel, c.tensor, c.dim,
+    out += fmt::format("//@ check {} {} {} {} {} {} {}\n", c.id, c.kernel, identifier(c.tensor), c.dim,
                        c.extent, c.line, c.file);
   print_steps(plan.steps, 0, out);
   return out;
@@ -202,7 +231,7 @@ class ExprParser {
     while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
       ++pos_;
     if (pos_ == start) bad(line_, "expected a number or a name");
-    return var(s_.substr(start, pos_ - start), Loc{}, Type{ScalarType::I64, false});
+    return var(program_name(s_.substr(start, pos_ - start)), Loc{}, Type{ScalarType::I64, false});
   }
 };
 
@@ -266,7 +295,7 @@ PlanParam parse_param(const Line& l) {
   // param NAME TYPE[d0, d1] strides(s0, s1) in|inout
   PlanParam p;
   auto [name, rest] = first_word(l.text.substr(6));
-  p.name = name;
+  p.name = program_name(name);
   size_t lb = rest.find('['), rb = rest.find(']');
   if (p.name.empty() || lb == std::string::npos || rb == std::string::npos)
     bad(l, "expected 'param NAME TYPE[SHAPE] strides(...) in|inout'");
@@ -299,7 +328,7 @@ BoundsSite parse_check(const Line& l) {
   BoundsSite c;
   c.id = static_cast<int>(to_int(l, words[0]));
   c.kernel = words[1];
-  c.tensor = words[2];
+  c.tensor = program_name(words[2]);
   c.dim = static_cast<int>(to_int(l, words[3]));
   c.extent = to_int(l, words[4]);
   c.line = static_cast<int>(to_int(l, words[5]));
@@ -321,7 +350,7 @@ PlanStep parse_launch(const Line& l) {
     s.cluster = to_int(l, trim(group(l, l.text, pos, "cluster")));
   if (s.cluster < 1 || s.cluster > 16 || (s.cluster > 1 && s.grid % s.cluster != 0))
     bad(l, "a cluster holds 1 to 16 blocks and divides the grid");
-  s.args = split_commas(group(l, l.text, pos, ""));
+  for (const auto& a : split_commas(group(l, l.text, pos, ""))) s.args.push_back(program_name(a));
   if (s.kernel.empty() || s.grid < 0 || s.block < 1 || s.block > 1024)
     bad(l, "expected 'launch KERNEL grid(G) block(B) (ARGS)' with 1 <= B <= 1024");
   return s;
@@ -367,7 +396,7 @@ class StepParser {
     size_t in = l.text.find(" in range(");
     if (in == std::string::npos || l.text.back() != ':' || l.text[l.text.size() - 2] != ')')
       bad(l, "expected 'for VAR in range(LO, HI, STEP):'");
-    s.var = trim(l.text.substr(4, in - 4));
+    s.var = program_name(trim(l.text.substr(4, in - 4)));
     std::string args = l.text.substr(in + 10, l.text.size() - in - 12);
     // Split at top-level commas only.
     std::vector<std::string> parts;

@@ -12,6 +12,7 @@
 #include "passes/map_parallelism.h"
 #include "passes/simplify.h"
 #include "passes/specialize_arguments.h"
+#include "passes/split_variable_webs.h"
 #include "passes/verify_bounds.h"
 #include "passes/warn_racy_writes.h"
 #include "passes/split_parallel_nests.h"
@@ -80,6 +81,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Labelled loops named in the parallel spec become parallel loops.
   apply_parallel_spec(prog, opts.parallelize);
   log.after("apply_parallel_spec", dump(prog));
+
+  // A name reused for unrelated values gets one name per web, each typed on its own.
+  split_variable_webs(prog);
+  log.after("split_variable_webs", dump(prog));
 
   // Every expression gets a type and every conversion becomes explicit.
   infer_types(prog);

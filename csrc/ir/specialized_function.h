@@ -58,6 +58,12 @@ struct SpecializedFunction {
   std::vector<std::string> tensor_params;       // in parameter order
   std::map<std::string, TensorType> tensors;    // by name
   std::map<std::string, Type> locals;           // set by infer_types
+  // Locals that split_variable_webs renamed apart -> the name the user wrote.
+  std::map<std::string, std::string> renamed_locals;
+  const std::string& user_name(const std::string& local) const {
+    auto it = renamed_locals.find(local);
+    return it == renamed_locals.end() ? local : it->second;
+  }
   Body body;
   // The call this program was specialized for, as the launch plan's signature line prints it:
   // "f(x, y, N=1000, d['k']=2.5)" (tensors by name, scalars with their values).

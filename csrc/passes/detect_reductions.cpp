@@ -67,6 +67,17 @@ ExprPtr combine(ReduceOp op, ExprPtr a, ExprPtr b, Type type, Loc loc) {
                                 std::vector<ExprPtr>{std::move(a), std::move(b)}, type, loc);
 }
 
+// The type a reduction accumulates in: that of target op value (so 0.5s summed into an int32
+// element add up before the one conversion at the store, as `out[0] = out[0] + x.sum()` does),
+// widened as PyTorch's reductions widen: bool and small integers to int64, float16 and bfloat16
+// to float32. The result is converted to the target's type once.
+Type accumulator_type(Type so_far, Type value) {
+  ScalarType t = promote(Type{so_far.scalar, false}, value).scalar;
+  if (is_bool(t) || (is_int(t) && size_in_bytes(t) < 4)) t = ScalarType::I64;
+  if (is_half(t)) t = ScalarType::F32;
+  return Type{t, false};
+}
+
 // Rewrites the accumulations of one reduce loop's body.
 class RewriteBody : public IRMutator {
  public:
@@ -96,6 +107,12 @@ class RewriteBody : public IRMutator {
     if (m && !target)
       if (auto v = n->target->as<Var>(); v && assigned.count(v->name))
         return IRMutator::mutate_node(n, self);
+    // An update of the iteration's own element (x[i] -= c with i the loop's variable) is
+    // elementwise work, not a reduction: each iteration has a place of its own.
+    if (m && !target)
+      if (auto l = n->target->as<Load>())
+        for (const auto& i : l->indices)
+          if (mentions(i, std::set<std::string>{loop_.var})) return IRMutator::mutate_node(n, self);
     if (!m && target)
       prog_.error(n->loc, fmt::format("'{}' is the result of the reduction loop on line {}; it "
                                       "can only be accumulated into there (+=, *=, min, max)",
@@ -107,20 +124,13 @@ class RewriteBody : public IRMutator {
     if (!target) {
       target = n->target;
       op = m->op;
-      ScalarType t = target->type.scalar;
-      if (is_bool(t))
-        prog_.error(n->loc, "a parallel reduction into a bool is not supported; accumulate into "
-                            "an integer (e.g. count with += 1)");
-      // Narrow types accumulate in a wider one, as PyTorch does: small integers in int64,
-      // float16 and bfloat16 in float32. The result is rounded to the target's type once.
-      ScalarType acc = t;
-      if (is_int(t) && size_in_bytes(t) < 4) acc = ScalarType::I64;
-      if (is_half(t)) acc = ScalarType::F32;
-      acc_type = Type{acc, false};
+      acc_type = accumulator_type(target->type, m->operand->type);
     } else if (*op != m->op) {
       prog_.error(n->loc, fmt::format("this loop's reduction combines with {} here but with {} "
                                       "elsewhere; a reduction uses one operation",
                                       python_name(m->op), python_name(*op)));
+    } else {
+      acc_type = accumulator_type(acc_type, m->operand->type);
     }
     ExprPtr e = mutate(m->operand);
     ExprPtr acc = var(acc_, n->loc, acc_type);

@@ -85,7 +85,7 @@ class Typer : public IRMutator {
       error(n->loc, fmt::format("local variable '{}' may be used before it is assigned: it is "
                                 "not assigned on every path to here (a branch or a loop that "
                                 "might not run). Assign it a value first",
-                                n->name));
+                                prog_.user_name(n->name)));
     return var(n->name, n->loc, it->second);
   }
 
@@ -223,7 +223,7 @@ class Typer : public IRMutator {
         auto f = first_strong_.find(name);
         error(l, fmt::format("local variable '{}' is assigned a {} value here, but a {} value{}; "
                              "convert one of them explicitly (e.g. parir.{}(...))",
-                             name, python_name(t.scalar), python_name(cur.scalar),
+                             prog_.user_name(name), python_name(t.scalar), python_name(cur.scalar),
                              f != first_strong_.end() && f->second.known()
                                  ? fmt::format(" on line {}", f->second.line)
                                  : std::string(" elsewhere"),
@@ -321,7 +321,7 @@ void infer_types(SpecializedFunction& prog) {
     if (!t.known())
       fail("{}: the type of local variable '{}' cannot be inferred: every assignment to it "
            "depends on its own value",
-           prog.source->filename, name);
+           prog.source->filename, prog.user_name(name));
   prog.body = Typer(prog, locals, /*final_pass=*/true).mutate(prog.body);
   prog.locals = locals;
 }

@@ -44,6 +44,8 @@ class Renamer : public IRMutator {
  public:
   std::map<std::string, ExprPtr> values;       // a scalar name -> what replaces it
   std::map<std::string, std::string> by_name;  // a tensor or dict parameter -> the argument
+  // A parameter bound to a view x[i, j] -> the indices that come first in its accesses.
+  std::map<std::string, std::vector<ExprPtr>> prefix;
 
  protected:
   std::string rename(const std::string& name) const {
@@ -64,6 +66,8 @@ class Renamer : public IRMutator {
 
   ExprPtr mutate_node(const Load* n, const ExprPtr& self) override {
     std::vector<ExprPtr> idx;
+    // The view's indices belong to the caller: they are not renamed.
+    if (auto p = prefix.find(n->tensor); p != prefix.end()) idx = p->second;
     for (const auto& i : n->indices) idx.push_back(mutate(i));
     return std::make_shared<Load>(rename(n->tensor), std::move(idx), n->type, n->loc);
   }
@@ -76,6 +80,22 @@ class Renamer : public IRMutator {
                                  n->reduction);
   }
 };
+
+// The argument x[i, j] or x[i, j, :] (integer indices in the leading dimensions, then only full
+// slices, which are dropped) as the Load x[i, j]; nullptr for any other expression.
+std::shared_ptr<const Load> leading_index_view(const ExprPtr& e) {
+  auto l = e->as<Load>();
+  if (!l || l->tensor.find('.') != std::string::npos) return nullptr;
+  std::vector<ExprPtr> idx = l->indices;
+  auto full = [](const ExprPtr& i) {
+    auto s = i->as<Slice>();
+    return s && !s->lo && !s->hi && !s->step;
+  };
+  while (!idx.empty() && full(idx.back())) idx.pop_back();
+  for (const auto& i : idx)
+    if (i->as<Slice>()) return nullptr;
+  return std::make_shared<Load>(l->tensor, std::move(idx), l->type, l->loc);
+}
 
 // A literal such as 2, -0.5 or True.
 bool is_literal(const ExprPtr& e) {
@@ -168,8 +188,7 @@ class Inliner : public IRMutator {
   const CalleeTable& table_;
   std::set<std::string> used_;
   std::vector<const Function*> stack_;  // the calls being inlined, outermost first
-  Body pending_;         // statements that must run before the current statement
-  int conditional_ = 0;  // > 0 inside a branch of `a if c else b` or the right side of and/or
+  Body pending_;  // statements that must run before the current statement
 
   [[noreturn]] void error(const Loc& loc, const std::string& msg) const {
     error_in(*env_, loc, msg);
@@ -194,23 +213,55 @@ class Inliner : public IRMutator {
 
   // ----- expressions ----------------------------------------------------------------------
 
+  // A branch of `a if c else b` (or the right side of and/or) that calls a function with
+  // statements runs them only when Python would evaluate it: the expression becomes an if
+  // statement that assigns a fresh variable in each branch.
   ExprPtr mutate_node(const Select* n, const ExprPtr& self) override {
     ExprPtr c = mutate(n->cond);
-    ++conditional_;
-    ExprPtr a = mutate(n->a), b = mutate(n->b);
-    --conditional_;
-    if (c == n->cond && a == n->a && b == n->b) return self;
-    return std::make_shared<Select>(c, a, b, n->type, n->loc);
+    auto [a, a_stmts] = mutate_apart(n->a);
+    auto [b, b_stmts] = mutate_apart(n->b);
+    if (a_stmts.empty() && b_stmts.empty()) {
+      if (c == n->cond && a == n->a && b == n->b) return self;
+      return std::make_shared<Select>(c, a, b, n->type, n->loc);
+    }
+    ExprPtr result = var(fresh("select"), n->loc);
+    a_stmts.push_back(std::make_shared<Assign>(result, a, n->loc));
+    b_stmts.push_back(std::make_shared<Assign>(result, b, n->loc));
+    pending_.push_back(std::make_shared<If>(c, std::move(a_stmts), std::move(b_stmts), n->loc));
+    return result;
   }
 
   ExprPtr mutate_node(const Binary* n, const ExprPtr& self) override {
     if (!is_logical(n->op)) return IRMutator::mutate_node(n, self);
     ExprPtr a = mutate(n->a);
-    ++conditional_;
-    ExprPtr b = mutate(n->b);
-    --conditional_;
-    if (a == n->a && b == n->b) return self;
-    return binary(n->op, a, b, n->loc, n->type);
+    auto [b, b_stmts] = mutate_apart(n->b);
+    if (b_stmts.empty()) {
+      if (a == n->a && b == n->b) return self;
+      return binary(n->op, a, b, n->loc, n->type);
+    }
+    // a and b: the value of b only where a is true; a or b: where a is false.
+    auto truth = [&](const ExprPtr& e) {
+      return binary(BinaryOp::And, e, bool_imm(true, n->loc), n->loc, n->type);
+    };
+    ExprPtr result = var(fresh("logical"), n->loc);
+    pending_.push_back(std::make_shared<Assign>(result, truth(a), n->loc));
+    b_stmts.push_back(std::make_shared<Assign>(result, truth(b), n->loc));
+    ExprPtr cond = n->op == BinaryOp::And ? result
+                                          : std::make_shared<Unary>(UnaryOp::Not, result,
+                                                                    n->type, n->loc);
+    pending_.push_back(std::make_shared<If>(cond, std::move(b_stmts), Body{}, n->loc));
+    return result;
+  }
+
+  // `e` rewritten, and the statements it needs (inlined calls) apart from pending_.
+  std::pair<ExprPtr, Body> mutate_apart(const ExprPtr& e) {
+    Body saved;
+    saved.swap(pending_);
+    ExprPtr m = mutate(e);
+    Body stmts;
+    stmts.swap(pending_);
+    pending_ = std::move(saved);
+    return {m, std::move(stmts)};
   }
 
   ExprPtr mutate_node(const CallFunction* n, const ExprPtr&) override {
@@ -265,11 +316,19 @@ class Inliner : public IRMutator {
       const std::string& p = g.params[i].name;
       auto name = args[i]->as<Var>();
       if (usage.used_by_name.count(p)) {
-        if (!name)
+        if (name) {
+          r.by_name[p] = name->name;
+        } else if (auto view = leading_index_view(args[i])) {
+          // x[i] for a parameter the callee indexes: p[j] reads x[i, j].
+          r.by_name[p] = view->tensor;
+          r.prefix[p] = view->indices;
+        } else {
           error(args[i]->loc, fmt::format("argument {} of {}() is indexed as a tensor (or a dict) "
-                                          "in {}(): pass a tensor or dict argument by its name",
+                                          "in {}(): pass a tensor or dict argument by its name, "
+                                          "or a tensor indexed by integers in its leading "
+                                          "dimensions (x[i], x[i, j, :])",
                                           i + 1, g.name, g.name));
-        r.by_name[p] = name->name;
+        }
         r.values[p] = args[i];
       } else if (one_expression ||
                  ((name || is_literal(args[i])) && !usage.assigned.count(p))) {
@@ -290,12 +349,6 @@ class Inliner : public IRMutator {
     if (one_expression) {
       result = mutate(r.mutate(g.body[0]->as<Return>()->value));
     } else {
-      if (conditional_ > 0)
-        error_in(*caller, n.loc,
-                 fmt::format("{}() has statements besides its return, so it cannot be called "
-                             "in a conditional expression (a if c else b, and, or), which "
-                             "might not evaluate it; call it in a statement of its own",
-                             g.name));
       for (const auto& local : usage.assigned)
         if (!r.values.count(local)) r.values[local] = var(fresh(fmt::format("{}_{}", local, g.name)));
       for (const auto& v : usage.loop_vars)

@@ -86,12 +86,12 @@ class KernelScan : public IRVisitor {
       prog_.error(n->loc, fmt::format("local variable '{}' is assigned inside the parallel loop "
                                       "on line {} and read after it; each parallel iteration has "
                                       "its own value. Store the values in a tensor instead",
-                                      n->name, e->second.line));
+                                      prog_.user_name(n->name), e->second.line));
     if (!assigned_.count(n->name))
       prog_.error(n->loc, fmt::format("local variable '{}' is read in kernel {} but assigned "
                                       "only in other parallel code; locals do not carry values "
                                       "between parallel loops. Pass the value through a tensor",
-                                      n->name, k_.name));
+                                      prog_.user_name(n->name), k_.name));
   }
 
   void visit_node(const Load* n) override {
@@ -163,7 +163,8 @@ class KernelScan : public IRVisitor {
         prog_.error(n.loc, fmt::format("the reduction into local '{}' runs on {} blocks, which "
                                        "cannot combine their results into a local; use at most "
                                        "{} threads, reduce into a tensor element{}",
-                                       v->name, k_.inner_blocks, k_.tpb, cluster_advice_));
+                                       prog_.user_name(v->name), k_.inner_blocks, k_.tpb,
+                                       cluster_advice_));
       assigned_.insert(v->name);
       escaped_.erase(v->name);
       return;

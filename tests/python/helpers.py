@@ -32,3 +32,15 @@ def check_reduction(out, ref, n):
                                    atol=tol * max(1.0, n ** 0.5))
     else:
         assert out.item() == ref.item()
+
+
+def load_module(tmp_path, text, name="user_program"):
+    """Imports Python source `text` as a module from a file (parir reads functions' source)."""
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -41,7 +41,7 @@ def spec(n):
 def test_dict_arguments_become_named_entries():
     src = parir.print_compiled(scale_dict, [{'out': torch.zeros(5), 'scale': 2.5,
                                              'shift': torch.zeros(5)}, torch.zeros(5), 5], spec(5))
-    assert "//@ param p.out float32[5] strides(1) inout" in src
+    assert "//@ param p__out float32[5] strides(1) inout" in src
     assert "p__out[i] = ((x[i] * 2.5f) + p__shift[i]);" in src
     assert "//@ signature scale_dict(p['out'], p['scale']=2.5, p['shift'], x, N=5)" in src
 

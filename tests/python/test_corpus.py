@@ -26,21 +26,10 @@ from corpus import ALL_CASES  # noqa: E402
 
 # Program name -> why the compiler fails on it today.
 KNOWN_FAILURES = {
-    "edit_distance": "a name that is a loop variable in one loop and a local in another is "
-                     "rejected ('j' is used both as a loop variable and as a local variable)",
-    "needleman_wunsch": "a name that is a loop variable in one loop and a local in another is "
-                        "rejected ('j' is used both as a loop variable and as a local variable)",
     "forces": "a reduction loop accumulating into several locals: only the first is reduced, "
               "the others are rejected as 'assigned inside the parallel loop and read after it'",
     "min_max": "a reduction loop accumulating into several locals (lo and hi): the second is "
                "rejected as 'assigned inside the parallel loop and read after it'",
-    "gramschmidt": "a loop under a reduce label that updates its own element "
-                   "(A[i, j] = A[i, j] - ...) is rejected as a reduction whose target changes "
-                   "instead of running as an ordinary parallel loop",
-    "nbody": "tensor views passed to helpers (acc[i], pos[i], KE[0]) are rejected: 'argument 1 "
-             "of add_pair_accel() is indexed as a tensor (or a dict)'",
-    "readme_print_compiled": "parir.parallelize, which the Parir README passes to "
-                             "print_compiled and compile_string, does not exist",
 }
 
 # Programs that compile but give wrong results on the GPU: program name -> what goes wrong.

@@ -90,7 +90,7 @@ def _source(prog):
 @pytest.mark.parametrize("body,pattern", [
     ("out[0] += x[i]\n        out[0] *= x[i]", r"combines with prod here but with sum"),
     ("out[0] += x[i]\n        x[i] = out[0]", r"cannot be read inside it"),
-    ("out[i] += x[i]", r"changes within the reduction loop"),
+    ("k = i // 2\n        out[k] += x[i]", r"changes within the reduction loop"),
 ])
 def test_reduction_errors(tmp_path, body, pattern):
     path = tmp_path / "bad_reduction.py"
@@ -104,6 +104,28 @@ def test_reduction_errors(tmp_path, body, pattern):
     with pytest.raises(parir.ParirError, match=pattern):
         parir.print_compiled(ns["f"], [torch.ones(10), torch.ones(10), 10],
                              parir.par({"i": parir.threads(10).reduce()}))
+
+
+def test_a_reduce_labelled_loop_updating_its_own_elements_is_elementwise(tmp_path):
+    # One 'i' label shared by a reduction and an update loop (as in Gram-Schmidt): out[i] -= ...
+    # updates each iteration's own element, so it is an ordinary parallel loop.
+    path = tmp_path / "update_loop.py"
+    path.write_text("import parir_torch as parir\n"
+                    "def f(x, out, N):\n"
+                    "    parir.label('i')\n"
+                    "    for i in range(N):\n"
+                    "        out[0] += x[i]\n"
+                    "    parir.label('i')\n"
+                    "    for i in range(N):\n"
+                    "        x[i] -= out[0]\n")
+    ns = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    x, out = torch.arange(1.0, 11.0), torch.zeros(1)
+    src = parir.print_compiled(ns["f"], [x, out, 10], parir.par({"i": parir.threads(10).reduce()}))
+    _C.nvrtc_compile(src, "sm_90")
+    assert "x[i] = (x[i] - out[0]);" in src
+    parir.jit(ns["f"])(x, out, 10, seq=True)
+    torch.testing.assert_close(x, torch.arange(1.0, 11.0) - 55.0)
 
 
 def test_reduction_into_a_local_must_fit_one_block():
