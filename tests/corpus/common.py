@@ -39,4 +39,4 @@ def poison(shape, dtype=torch.float32, device="cpu"):
 
 def f64(t):
     """A float64 NumPy copy of a tensor, for the references."""
-    return t.detach().cpu().double().numpy()
+    return t.detach().cpu().double().numpy().copy()  # .double() of a float64 tensor is itself
