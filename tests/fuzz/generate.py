@@ -855,6 +855,10 @@ class Generator:
                 return None
             e = Expr(f"parir.{target}({a.code})", Ty(target), tlo, thi, True, len(PRECISION),
                      a.ops + 1)
+            if a.ty.weak:
+                # As plain Python, parir.int8(3) is the Python int 3, not an int8: it does not
+                # wrap where the kernel's int8 does.
+                self.feature("int_cast_of_python_scalar")
             if self.rng.random() < 0.2 and not self.names.shadow:
                 # Python's int(): a Python int in the plain run, so typed weakly here.
                 e.code = f"int({a.code})"
@@ -1284,11 +1288,12 @@ class Generator:
                 self.feature("reduce_subtract_negative_constant")
         if op == "*=" and (e.lo == e.hi or "&" in e.code):
             self.feature("reduce_multiply_constant")
+        if op == "*=":
             # Factors near 1 (floats) or +-1 (integers): products stay in range.
             if kind == "f":
                 e = Expr(f"(1.0 + 0.01 * parir.tanh({e.code}))", e.ty, 0.99, 1.01, False,
                          e.prec, e.ops + 3)
-            elif e.ty.name == "uint8" or dtype == "uint8":
+            elif e.ty.name == "uint8" and not e.ty.weak:
                 # Unsigned: factors 1 and 2, whose products wrap alike on both sides.
                 e = Expr(f"(({e.code} & 1) + 1)", e.ty, 1, 2, e.exact, e.prec, e.ops + 2)
             else:
