@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct SpecializedFunction {
   std::vector<std::string> tensor_params;       // in parameter order
   std::map<std::string, TensorType> tensors;    // by name
   std::map<std::string, Type> locals;           // set by infer_types
+  // Locals that infer_types widens to int64 when their values are integers or bools: the
+  // accumulators of slice sums and products (lower_slices).
+  std::set<std::string> wide_accumulators;
   // Locals that split_variable_webs renamed apart -> the name the user wrote.
   std::map<std::string, std::string> renamed_locals;
   const std::string& user_name(const std::string& local) const {

@@ -322,6 +322,10 @@ void infer_types(SpecializedFunction& prog) {
       fail("{}: the type of local variable '{}' cannot be inferred: every assignment to it "
            "depends on its own value",
            prog.source->filename, prog.user_name(name));
+  for (const auto& name : prog.wide_accumulators)
+    if (auto it = locals.find(name); it != locals.end())
+      if (ScalarType t = it->second.scalar; is_bool(t) || is_int(t))
+        if (t != ScalarType::U64) it->second = Type{ScalarType::I64, false};
   prog.body = Typer(prog, locals, /*final_pass=*/true).mutate(prog.body);
   prog.locals = locals;
 }

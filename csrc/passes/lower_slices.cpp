@@ -60,8 +60,9 @@ ExprPtr i64(int64_t v, Loc l) { return int_imm(v, l); }
 
 class Lowering {
  public:
-  Lowering(const SpecializedFunction& p, FreshNames& names, const Assign& a, bool host_level)
-      : prog_(p), names_(names), a_(a), host_(host_level) {}
+  Lowering(const SpecializedFunction& p, FreshNames& names, std::set<std::string>& wide,
+           const Assign& a, bool host_level)
+      : prog_(p), names_(names), wide_(wide), a_(a), host_(host_level) {}
 
   Body run() {
     std::vector<SliceDim> target_dims;
@@ -88,6 +89,7 @@ class Lowering {
  private:
   const SpecializedFunction& prog_;
   FreshNames& names_;
+  std::set<std::string>& wide_;  // SpecializedFunction::wide_accumulators
   const Assign& a_;
   bool host_;
   std::vector<std::string> outer_;
@@ -293,6 +295,8 @@ class Lowering {
 
     std::string acc_name = names_.make("red");
     ExprPtr acc = var(acc_name, r.loc);
+    // Sums and products of integers and bools add up in int64, as torch.sum does.
+    if (r.op == ReduceOp::Sum || r.op == ReduceOp::Prod) wide_.insert(acc_name);
     pre.push_back(std::make_shared<Assign>(acc, initial(r, body, red_vars, red_ext), r.loc));
     Body step{std::make_shared<Assign>(acc, combine(r.op, acc, body, r.loc), r.loc)};
     Body loops = nest(red_vars, red_ext, step, labels_used_, true);
@@ -382,12 +386,14 @@ class LowerSlices : public IRMutator {
  public:
   LowerSlices(const SpecializedFunction& p, const ParallelSpec& spec) : prog_(p), spec_(spec), names_(p) {}
 
+  std::set<std::string> wide;  // the accumulators to widen (SpecializedFunction::wide_accumulators)
+
   Body mutate(const Body& body) override {
     Body out;
     for (const auto& s : body) {
       auto a = s->as<Assign>();
       if (a && (has_slices(a->target) || has_slices(a->value))) {
-        Body lowered = Lowering(prog_, names_, *a, parallel_depth_ == 0).run();
+        Body lowered = Lowering(prog_, names_, wide, *a, parallel_depth_ == 0).run();
         out.insert(out.end(), lowered.begin(), lowered.end());
         continue;
       }
@@ -443,7 +449,9 @@ class RejectSlices : public IRVisitor {
 }  // namespace
 
 void lower_slices(SpecializedFunction& prog, const ParallelSpec& spec) {
-  prog.body = LowerSlices(prog, spec).mutate(prog.body);
+  LowerSlices lower(prog, spec);
+  prog.body = lower.mutate(prog.body);
+  prog.wide_accumulators.insert(lower.wide.begin(), lower.wide.end());
   RejectSlices(prog).visit(prog.body);
 }
 

@@ -96,6 +96,14 @@ def check_plan(program, args, source):
     if f"//@ parir.plan {program.fn_name}" not in plan:
         problems.append(f"no '//@ parir.plan {program.fn_name}' line")
     expected = _expected_params(program, args)
+    # The plan spells names as C++ identifiers; the runtime's reading of it gives the program's
+    # names (d.k for d['k']), in the order of the param lines.
+    from parir_torch import ParirError, _C
+
+    try:
+        decoded = iter([name for name, _ in _C.Program(source).params])
+    except ParirError as e:
+        return problems + [f"the runtime cannot read the plan: {e}"]
     seen, host_vars = {}, set()
     for line in plan:
         if m := _FOR.match(line):
@@ -105,8 +113,9 @@ def check_plan(program, args, source):
             if not m:
                 problems.append(f"unparsable param line: {line}")
                 continue
-            name, dtype, shape, strides, mode = m.groups()
-            seen[name] = mode
+            ident, dtype, shape, strides, mode = m.groups()
+            seen[ident] = mode
+            name = next(decoded, ident)
             if name not in expected:
                 problems.append(f"param {name} is not a tensor argument")
                 continue

@@ -21,32 +21,21 @@ import generate  # noqa: E402
 import run as fuzz_run  # noqa: E402
 
 KNOWN_ISSUES = [
-    # Identifiers the CUDA code uses without escaping, or escapes into one another.
-    "name_cpp_alternative_token",        # xor, bitand, compl, not_eq, ...: operators in C++
-    "name_cpp_cast_keyword",             # static_cast, reinterpret_cast, const_cast
-    "name_thread_local",                 # thread_local
-    "name_null_macro",                   # NULL
-    "name_non_ascii",                    # π, λ
-    "function_named_like_c_library",     # a kernel named fabs, expf, size_t, printf, std
-    "dict_name_reserved_prefix",         # a dict argument named __x or parir_x: d.k unescaped
-    "name_escape_collision",             # int and int_ are both int_ in the CUDA code
     # Reductions.
-    "reduce_subtract_negative_constant",  # s -= -0.75 prints (--0.75)
     "reduce_multiply_constant",          # s *= 1 (after specialization) is not a reduction
-    "reduce_loop_update_shaped_like_accumulation",  # z[i, j] = max(e, z[i, j]) rejected
     "gpu_block_slice_reduction_multi_block",  # y[0] = parir.max(x[0, :]) over several blocks
-    "slice_sum_narrow_int_elements",     # y_i32[i] = parir.sum(x_i8[i, :]) wraps at 8 bits
     # The plain Python run.
     "int_cast_of_python_scalar",         # parir.int8(i + 100) * 2 is 200 there, -56 in CUDA
 ]
 
-CPU_SEEDS = {"ordinary": range(0, 120), "awkward": range(100_000, 100_080),
-             "mixed": range(200_000, 200_080)}
+CPU_SEEDS = {"ordinary": range(0, 100), "awkward": range(100_000, 100_060),
+             "mixed": range(200_000, 200_060)}
 GPU_SEEDS = {"ordinary": range(300_000, 300_040), "mixed": range(400_000, 400_030)}
 
 
 def _failures(mode, seeds, names):
-    results = fuzz_run.run(mode, seeds, names, jobs=min(2, os.cpu_count() or 1))
+    # One process: forking a pytest process that has loaded CUDA libraries can hang.
+    results = fuzz_run.run(mode, seeds, names, jobs=1)
     failures, skipped = [], 0
     for outcome, items in results.items():
         for seed, message, program in items:

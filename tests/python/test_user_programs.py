@@ -110,6 +110,13 @@ def scale_by(x, y, g, N):
         y[i] = g * x[i] + g
 
 
+@parir.jit
+def row_sums(x, y, N):
+    parir.label("i")
+    for i in range(N):
+        y[i] = parir.sum(x[i, :])
+
+
 def _cases(device, n=33, m=31):
     g = torch.Generator().manual_seed(5)
     r = lambda *s: torch.randn(*s, generator=g).to(device)  # noqa: E731
@@ -129,6 +136,10 @@ def _cases(device, n=33, m=31):
         "loop_var_and_local": (diagonals, lambda: [r(n, n), n], [0], {"i": parir.threads(n)}),
         "numpy_scalar": (scale_by, lambda: [r(n), torch.full((n,), float("nan"), device=device),
                                             np.float32(0.5), n], [1], {"i": parir.threads(n)}),
+        # 200 int8 ones add up to 200 in int64 (as torch.sum does), not to -56 in int8.
+        "int8_row_sums": (row_sums, lambda: [torch.ones(n, 200, dtype=torch.int8, device=device),
+                                             torch.zeros(n, dtype=torch.int32, device=device),
+                                             n], [1], {"i": parir.threads(n)}),
         "logical": (pick_logical, lambda: [r(n), torch.full((n,), float("nan"), device=device),
                                            n], [1], {"i": parir.threads(n)}),
     }
@@ -141,6 +152,14 @@ def test_compiles_and_runs_as_python(name):
     src = parir.print_compiled(fn, args, parir.par(spec))
     _C.nvrtc_compile(src, "sm_90")
     fn(*args, seq=True)
+
+
+def test_integer_slice_sums_add_up_in_int64():
+    x, y = torch.ones(3, 200, dtype=torch.int8), torch.zeros(3, dtype=torch.int32)
+    src = parir.print_compiled(row_sums, [x, y, 3], parir.par({"i": parir.threads(3)}))
+    assert "int64_t red1;" in src
+    row_sums(x, y, 3, seq=True)
+    assert y.tolist() == [200, 200, 200]
 
 
 def test_a_view_argument_reads_the_callers_element():
