@@ -110,12 +110,7 @@ class KernelPrinter {
     if (!loc.known() || (loc.line == last_line_ && src == last_src_)) return;
     last_line_ = loc.line;
     last_src_ = src;
-    std::string file;
-    for (char c : src->filename) {
-      if (c == '"' || c == '\\') file += '\\';
-      file += c;
-    }
-    out_ += fmt::format("#line {} \"{}\"\n", loc.line, file);
+    out_ += fmt::format("#line {} \"{}\"\n", loc.line, escape_for_comment(src->filename));
   }
 
   // Which grid index each parallel level uses, decoded from blockIdx.x (innermost fastest).

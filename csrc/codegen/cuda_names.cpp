@@ -28,15 +28,14 @@ constexpr std::array<std::string_view, 92> kKeywords = {
 // Names NVRTC's headers and the prelude declare at global scope, which a kernel of the same name
 // would clash with (an extern "C" function cannot share its name; `main` cannot be a kernel),
 // or which the generated code uses inside kernels, where a local of the same name would hide
-// them. Found by compiling, with
-// NVRTC and the prelude, a kernel and a local named by every identifier of the CUDA headers;
-// names starting with cuda, CUDA, CU_, NV_, parir or PARIR, or holding "__", are covered by
-// prefix instead.
+// them. Found by compiling, with NVRTC and the prelude, a kernel and a local named by every
+// identifier of the CUDA headers; names starting with cuda, CUDA, CU_, NV_, parir or PARIR, or
+// holding "__", are covered by prefix instead.
 constexpr std::string_view kGlobalNames[] = {
     // CUDA built-ins, types and macros
     "NULL", "WARP_SZ", "assert", "blockDim", "blockIdx", "clock64", "clock_t", "dim3", "free",
-    "gridDim", "half", "half2", "main", "int16_t", "int32_t", "int64_t", "int8_t", "intptr_t", "malloc",
-    "nv_bfloat16", "nv_bfloat162", "nv_half", "nv_half2", "printf", "ptrdiff_t", "size_t", "std",
+    "gridDim", "half", "half2", "int16_t", "int32_t", "int64_t", "int8_t", "intptr_t", "main",
+    "malloc", "nv_bfloat16", "nv_bfloat162", "nv_half", "nv_half2", "printf", "ptrdiff_t", "size_t", "std",
     "threadIdx", "uint16_t", "uint32_t", "uint64_t", "uint8_t", "uintptr_t", "va_arg", "va_copy",
     "va_end", "va_list", "va_start", "warpSize", "classes", "structure", "unique",
     // The math library and the vector constructors
@@ -70,19 +69,28 @@ constexpr std::string_view kReservedPrefixes[] = {"parir", "PARIR", "cuda", "CUD
 
 constexpr std::string_view kEscapePrefix = "parir_u_";
 
+bool is_ascii_alnum(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return u < 0x80 && std::isalnum(u);
+}
+
+// Letters, digits and underscores only, the first a letter.
 bool is_ascii_identifier(const std::string& s) {
-  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0])) ||
-      static_cast<unsigned char>(s[0]) >= 0x80)
-    return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    auto u = static_cast<unsigned char>(c);
-    return u < 0x80 && (std::isalnum(u) || c == '_');
-  });
+  return !s.empty() && is_ascii_alnum(s[0]) && !std::isdigit(static_cast<unsigned char>(s[0])) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return is_ascii_alnum(c) || c == '_'; });
 }
 
 template <typename Range>
 bool contains(const Range& names, std::string_view name) {
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+// A dict key that can follow "__" in a dict entry's identifier: letters, digits and single
+// underscores, neither first nor last.
+bool is_simple_key(const std::string& key) {
+  return !key.empty() && key.front() != '_' && key.back() != '_' &&
+         key.find("__") == std::string::npos &&
+         std::all_of(key.begin(), key.end(), [](char c) { return is_ascii_alnum(c) || c == '_'; });
 }
 
 }  // namespace
@@ -98,17 +106,6 @@ bool CudaNames::is_ordinary(const std::string& name) const {
          !also_reserved_.count(name);
 }
 
-// A dict key that can follow "__" in a dict entry's identifier: letters, digits and single
-// underscores, neither first nor last.
-bool is_simple_key(const std::string& key) {
-  return !key.empty() && key.front() != '_' && key.back() != '_' &&
-         key.find("__") == std::string::npos &&
-         std::all_of(key.begin(), key.end(), [](char c) {
-           auto u = static_cast<unsigned char>(c);
-           return u < 0x80 && (std::isalnum(u) || c == '_');
-         });
-}
-
 std::string CudaNames::operator()(const std::string& name) const {
   if (is_ordinary(name)) return name;
   // A dict entry d['k'] ("d.k" in the IR) reads "d__k" when that splits back uniquely: no
@@ -119,13 +116,12 @@ std::string CudaNames::operator()(const std::string& name) const {
   }
   std::string out(kEscapePrefix);
   for (char c : name) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x80 && std::isalnum(u))
+    if (is_ascii_alnum(c))
       out += c;
     else if (c == '_')
       out += "__";
     else
-      out += fmt::format("_{:02X}", u);
+      out += fmt::format("_{:02X}", static_cast<unsigned char>(c));
   }
   return out;
 }
@@ -143,7 +139,8 @@ std::string program_name(const std::string& identifier) {
     } else if (i + 1 < identifier.size() && identifier[i + 1] == '_') {
       out += '_';
       ++i;
-    } else if (i + 2 < identifier.size() && std::isxdigit(static_cast<unsigned char>(identifier[i + 1])) &&
+    } else if (i + 2 < identifier.size() &&
+               std::isxdigit(static_cast<unsigned char>(identifier[i + 1])) &&
                std::isxdigit(static_cast<unsigned char>(identifier[i + 2]))) {
       out += static_cast<char>(std::stoi(identifier.substr(i + 1, 2), nullptr, 16));
       i += 2;

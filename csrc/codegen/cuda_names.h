@@ -27,10 +27,10 @@ class CudaNames {
 
   std::string operator()(const std::string& name) const;
 
+ private:
   // Whether `name` prints as itself.
   bool is_ordinary(const std::string& name) const;
 
- private:
   std::set<std::string> also_reserved_;
 };
 

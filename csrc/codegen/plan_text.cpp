@@ -78,7 +78,8 @@ std::string print_plan(const LaunchPlan& plan) {
     out += fmt::format("//@ param {} {} strides({}) {}\n", identifier(p.name), p.type.str(),
                        fmt::join(p.type.strides, ", "), p.written ? "inout" : "in");
   for (const auto& c : plan.bounds_sites)
-    out += fmt::format("//@ check {} {} {} {} {} {} {}\n", c.id, c.kernel, identifier(c.tensor), c.dim,
+    out += fmt::format("//@ check {} {} {} {} {} {} {}\n", c.id, c.kernel, identifier(c.tensor),
+                       c.dim,
                        c.extent, c.line, c.file);
   print_steps(plan.steps, 0, out);
   return out;

@@ -384,16 +384,15 @@ class Lowering {
 
 class LowerSlices : public IRMutator {
  public:
-  LowerSlices(const SpecializedFunction& p, const ParallelSpec& spec) : prog_(p), spec_(spec), names_(p) {}
-
-  std::set<std::string> wide;  // the accumulators to widen (SpecializedFunction::wide_accumulators)
+  LowerSlices(SpecializedFunction& p, const ParallelSpec& spec)
+      : prog_(p), spec_(spec), names_(p), wide_(p.wide_accumulators) {}
 
   Body mutate(const Body& body) override {
     Body out;
     for (const auto& s : body) {
       auto a = s->as<Assign>();
       if (a && (has_slices(a->target) || has_slices(a->value))) {
-        Body lowered = Lowering(prog_, names_, wide, *a, parallel_depth_ == 0).run();
+        Body lowered = Lowering(prog_, names_, wide_, *a, parallel_depth_ == 0).run();
         out.insert(out.end(), lowered.begin(), lowered.end());
         continue;
       }
@@ -407,6 +406,7 @@ class LowerSlices : public IRMutator {
   const SpecializedFunction& prog_;
   const ParallelSpec& spec_;
   FreshNames names_;
+  std::set<std::string>& wide_;  // the accumulators infer_types widens
   int parallel_depth_ = 0;
 
   bool parallel(const StmtNode& s) const {
@@ -449,9 +449,7 @@ class RejectSlices : public IRVisitor {
 }  // namespace
 
 void lower_slices(SpecializedFunction& prog, const ParallelSpec& spec) {
-  LowerSlices lower(prog, spec);
-  prog.body = lower.mutate(prog.body);
-  prog.wide_accumulators.insert(lower.wide.begin(), lower.wide.end());
+  prog.body = LowerSlices(prog, spec).mutate(prog.body);
   RejectSlices(prog).visit(prog.body);
 }
 

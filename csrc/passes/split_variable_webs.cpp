@@ -40,17 +40,16 @@ class Webs : public IRMutator {
   // every web of the name is a loop variable's (loops reusing `i` stay readable).
   void name_webs(std::map<std::string, std::string>& renamed) {
     std::map<std::string, std::vector<int>> webs;  // name -> its webs, in program order
+    std::set<std::string> assigned;                 // names with an assignment (not a loop)
     for (int d = 0; d < static_cast<int>(defs_.size()); ++d) {
       if (d == entry_.at(defs_[d].name)) continue;
+      if (!defs_[d].loop_var) assigned.insert(defs_[d].name);
       auto& list = webs[defs_[d].name];
       int root = find(d);
       if (std::find(list.begin(), list.end(), root) == list.end()) list.push_back(root);
     }
     for (const auto& [name, roots] : webs) {
-      bool only_loops = true;
-      for (int d = 0; d < static_cast<int>(defs_.size()); ++d)
-        if (defs_[d].name == name && d != entry_.at(name) && !defs_[d].loop_var)
-          only_loops = false;
+      bool only_loops = !assigned.count(name);
       int entry_root = find(entry_.at(name));
       bool entry_seen = std::find(roots.begin(), roots.end(), entry_root) != roots.end();
       int keeper = entry_seen ? entry_root : roots.front();
