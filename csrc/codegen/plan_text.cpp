@@ -77,6 +77,8 @@ std::string print_plan(const LaunchPlan& plan) {
   for (const auto& p : plan.params)
     out += fmt::format("//@ param {} {} strides({}) {}\n", identifier(p.name), p.type.str(),
                        fmt::join(p.type.strides, ", "), p.written ? "inout" : "in");
+  for (const auto& t : plan.temporaries)
+    out += fmt::format("//@ temp {} {}\n", identifier(t.name), t.type.str());
   for (const auto& c : plan.bounds_sites)
     out += fmt::format("//@ check {} {} {} {} {} {} {}\n", c.id, c.kernel, identifier(c.tensor),
                        c.dim,
@@ -315,6 +317,29 @@ PlanParam parse_param(const Line& l) {
   return p;
 }
 
+PlanParam parse_temporary(const Line& l) {
+  // temp NAME TYPE[d0, d1]: contiguous
+  PlanParam p;
+  auto [name, rest] = first_word(l.text.substr(5));
+  p.name = program_name(name);
+  size_t lb = rest.find('['), rb = rest.find(']');
+  if (p.name.empty() || lb == std::string::npos || rb == std::string::npos ||
+      !trim(rest.substr(rb + 1)).empty())
+    bad(l, "expected 'temp NAME TYPE[SHAPE]'");
+  auto elem = scalar_type_from_name(rest.substr(0, lb));
+  if (!elem) bad(l, "unknown element type '" + rest.substr(0, lb) + "'");
+  p.type.elem = *elem;
+  for (const auto& d : split_commas(rest.substr(lb + 1, rb - lb - 1))) {
+    p.type.shape.push_back(to_int(l, d));
+    if (p.type.shape.back() < 0) bad(l, "a negative extent");
+  }
+  p.type.strides.assign(p.type.shape.size(), 1);
+  for (size_t d = p.type.shape.size(); d-- > 1;)
+    p.type.strides[d - 1] = p.type.strides[d] * p.type.shape[d];
+  p.written = true;
+  return p;
+}
+
 BoundsSite parse_check(const Line& l) {
   // check ID KERNEL TENSOR DIM EXTENT LINE FILE (the file name may hold spaces)
   std::vector<std::string> words;
@@ -466,6 +491,8 @@ LaunchPlan parse_plan(const std::string& source) {
       plan.link_libraries.push_back(trim(l.text.substr(5)));
     } else if (l.text.rfind("param ", 0) == 0) {
       plan.params.push_back(parse_param(l));
+    } else if (l.text.rfind("temp ", 0) == 0) {
+      plan.temporaries.push_back(parse_temporary(l));
     } else if (l.text.rfind("check ", 0) == 0) {
       plan.bounds_sites.push_back(parse_check(l));
       if (plan.bounds_sites.back().id != static_cast<int>(plan.bounds_sites.size()))

@@ -16,6 +16,7 @@
 #include "passes/verify_bounds.h"
 #include "passes/warn_racy_writes.h"
 #include "passes/split_parallel_nests.h"
+#include "passes/split_multi_block_kernels.h"
 #include "passes/split_host_device.h"
 
 namespace parir {
@@ -75,7 +76,7 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   log.after("specialize_arguments", dump(prog));
 
   // Slice statements become loops over their slice dimensions.
-  lower_slices(prog, opts.parallelize);
+  lower_slices(prog, opts);
   log.after("lower_slices", dump(prog));
 
   // Labelled loops named in the parallel spec become parallel loops.
@@ -105,9 +106,13 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   detect_reductions(prog);
   log.after("detect_reductions", dump(prog));
 
-  // Nests that one kernel cannot run are cut into several.
+  // Nests whose sibling loops request different thread counts are cut into several.
   split_parallel_nests(prog);
   log.after("split_parallel_nests", dump(prog));
+
+  // Kernels whose blocks would have to wait for each other are cut where they would.
+  split_multi_block_kernels(prog, opts);
+  log.after("split_multi_block_kernels", dump(prog));
 
   // Outermost parallel loops become kernels; the code around them becomes the launch plan.
   Lowered lowered = split_host_device(prog);

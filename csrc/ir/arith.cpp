@@ -1,5 +1,8 @@
 #include "ir/arith.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace parir {
 
 int64_t floor_div(int64_t a, int64_t b) {
@@ -51,6 +54,31 @@ std::optional<int64_t> fold_int(BinaryOp op, int64_t a, int64_t b) {
     default:
       return std::nullopt;
   }
+}
+
+int64_t convert_int(int64_t v, ScalarType t) {
+  const int bits = 8 * size_in_bytes(t);
+  if (bits >= 64) return v;
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  uint64_t u = static_cast<uint64_t>(v) & mask;
+  if (is_signed_int(t) && (u >> (bits - 1)) != 0) u |= ~mask;  // sign-extend
+  return wrap(u);
+}
+
+double convert_float(double v, ScalarType t) {
+  if (t == ScalarType::F64 || v == 0 || !std::isfinite(v)) return v;
+  if (t == ScalarType::F32) return static_cast<double>(static_cast<float>(v));
+  // float16: 11 significant bits, normal exponents from -14, largest 65504; bfloat16: 8 bits,
+  // float32's exponents.
+  const bool half = t == ScalarType::F16;
+  const int digits = half ? 11 : 8;
+  const int min_exp = half ? -14 : -126;
+  const double largest = half ? 65504.0 : 3.3895313892515355e38;
+  int e = std::max(std::ilogb(v), min_exp);  // below min_exp: the subnormals' fixed spacing
+  double ulp = std::ldexp(1.0, e - (digits - 1));
+  double r = std::nearbyint(v / ulp) * ulp;  // the default rounding mode: ties to even
+  if (std::fabs(r) > largest) return std::copysign(INFINITY, v);
+  return r;
 }
 
 }  // namespace parir

@@ -43,4 +43,12 @@ std::optional<bool> compare(BinaryOp op, T a, T b) {
 // Two's complement wrap-around, without signed-overflow undefined behaviour.
 inline int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
 
+// An integer converted to the integer type t as C++ and PyTorch convert it: wrapped to t's
+// width (int8(200) is -56, uint8(-1) is 255); uint64 keeps the bits.
+int64_t convert_int(int64_t v, ScalarType t);
+
+// A number rounded to the floating-point type t, to nearest with ties to even (float16 and
+// bfloat16 included: 65520 is inf in float16), as the GPU converts it.
+double convert_float(double v, ScalarType t);
+
 }  // namespace parir

@@ -45,12 +45,15 @@ void resolve_steps(LaunchPlan& plan, std::vector<PlanStep>& steps,
     s.resolved_args.clear();
     for (const auto& a : s.args) {
       PlanStep::Arg arg;
-      auto p = std::find_if(plan.params.begin(), plan.params.end(),
-                            [&](const PlanParam& q) { return q.name == a; });
+      auto named = [&](const PlanParam& q) { return q.name == a; };
+      auto p = std::find_if(plan.params.begin(), plan.params.end(), named);
+      auto t = std::find_if(plan.temporaries.begin(), plan.temporaries.end(), named);
       if (a == kBoundsBufferArg) {
         arg.kind = PlanStep::Arg::Kind::BoundsBuffer;
       } else if (p != plan.params.end()) {
         arg.index = static_cast<int>(p - plan.params.begin());
+      } else if (t != plan.temporaries.end()) {
+        arg.index = static_cast<int>(plan.params.size() + (t - plan.temporaries.begin()));
       } else {
         auto v = std::find(loops.rbegin(), loops.rend(), a);  // the innermost loop of that name
         if (v == loops.rend())

@@ -57,7 +57,7 @@ struct PlanStep {
   int kernel_index = -1;
   struct Arg {
     enum class Kind {
-      Param,         // LaunchPlan::params[index]
+      Param,         // LaunchPlan::params[index], or temporaries[index - params.size()]
       HostVar,       // the variable of the host loop at depth `index`
       BoundsBuffer,  // "@bounds": where a bounds-checked kernel records a violation
     };
@@ -95,6 +95,10 @@ struct LaunchPlan {
   // cuda_graphs"); CompileOptions.use_cuda_graphs.
   bool cuda_graphs = false;
   std::vector<PlanParam> params;
+  // Tensors the runtime allocates for each call ("//@ temp partial0 float32[4]"), uninitialized,
+  // and passes to the kernels after the parameters: where blocks of a kernel leave results for
+  // a later kernel (see passes/split_multi_block_kernels.h).
+  std::vector<PlanParam> temporaries;
   std::vector<PlanStep> steps;
   // The kernels launched, each once, in order of first launch (set by resolve_launch_args).
   std::vector<std::string> kernels;

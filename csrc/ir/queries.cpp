@@ -140,4 +140,19 @@ std::set<std::string> called_names(const Body& body) {
   return std::move(v.names);
 }
 
+bool contains_reduction(const StmtPtr& s) {
+  class Find : public IRVisitor {
+   public:
+    bool found = false;
+
+   protected:
+    void visit_node(const For* n) override {
+      found = found || n->reduction != nullptr;
+      IRVisitor::visit_node(n);
+    }
+  } f;
+  f.visit(s);
+  return f.found;
+}
+
 }  // namespace parir

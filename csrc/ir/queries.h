@@ -14,6 +14,9 @@ bool mentions(const ExprPtr& e, const std::set<std::string>& vars);
 // Does the body contain a parallel loop (or, with gpu_blocks, a `with parir.gpu:` block)?
 bool contains_parallel_code(const Body& body, bool gpu_blocks);
 
+// Does the statement hold a reduction loop (one that detect_reductions gave a Reduction)?
+bool contains_reduction(const StmtPtr& s);
+
 // The tensors that some assignment in the body stores to (x[i] = ..., x[i, :] += ...).
 std::set<std::string> stored_tensors(const Body& body);
 

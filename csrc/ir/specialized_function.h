@@ -57,7 +57,10 @@ struct SpecializedFunction {
   std::string name;
   std::shared_ptr<const SourceInfo> source;
   std::vector<std::string> tensor_params;       // in parameter order
-  std::map<std::string, TensorType> tensors;    // by name
+  std::map<std::string, TensorType> tensors;    // by name, temporaries included
+  // Tensors the compiler adds (split_multi_block_kernels): contiguous, allocated by the runtime
+  // for each call, never passed by the caller.
+  std::vector<std::string> temporaries;
   std::map<std::string, Type> locals;           // set by infer_types
   // Locals that infer_types widens to int64 when their values are integers or bools: the
   // accumulators of slice sums and products (lower_slices).

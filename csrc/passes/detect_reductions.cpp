@@ -1,10 +1,12 @@
 #include "passes/detect_reductions.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ir/visitor.h"
 #include "ir/fresh_names.h"
 #include "ir/queries.h"
+#include "ir/reduction_ops.h"
 
 namespace parir {
 namespace {
@@ -52,21 +54,6 @@ std::optional<Accumulation> match(const ExprPtr& target, const ExprPtr& value) {
   return std::nullopt;
 }
 
-// a op b, for a reduction's operation: a + b, a * b, parir.min(a, b), parir.max(a, b).
-ExprPtr combine(ReduceOp op, ExprPtr a, ExprPtr b, Type type, Loc loc) {
-  switch (op) {
-    case ReduceOp::Sum:
-      return binary(BinaryOp::Add, std::move(a), std::move(b), loc, type);
-    case ReduceOp::Prod:
-      return binary(BinaryOp::Mul, std::move(a), std::move(b), loc, type);
-    case ReduceOp::Min:
-    case ReduceOp::Max:
-      break;
-  }
-  return std::make_shared<Call>(op == ReduceOp::Min ? Builtin::Min : Builtin::Max,
-                                std::vector<ExprPtr>{std::move(a), std::move(b)}, type, loc);
-}
-
 // The type a reduction accumulates in: that of target op value (so 0.5s summed into an int32
 // element add up before the one conversion at the store, as `out[0] = out[0] + x.sum()` does),
 // widened as PyTorch's reductions widen: bool and small integers to int64, float16 and bfloat16
@@ -89,6 +76,10 @@ class RewriteBody : public IRMutator {
   Type acc_type;
   std::set<std::string> assigned{};  // names bound inside the loop
   std::vector<Loc> target_reads;
+  // With collect_targets, the body is only scanned: every place it accumulates into, in order
+  // of first accumulation, goes here (and `target` stays unset).
+  bool collect_targets = false;
+  std::vector<ExprPtr> targets;
 
  protected:
   const SpecializedFunction& prog_;
@@ -120,6 +111,12 @@ class RewriteBody : public IRMutator {
     if (!m) {
       if (auto v = n->target->as<Var>()) assigned.insert(v->name);
       return IRMutator::mutate_node(n, self);
+    }
+    if (collect_targets) {
+      if (std::none_of(targets.begin(), targets.end(),
+                       [&](const ExprPtr& t) { return same_place(t, n->target); }))
+        targets.push_back(n->target);
+      return self;
     }
     if (!target) {
       target = n->target;
@@ -161,41 +158,102 @@ class RewriteBody : public IRMutator {
   }
 };
 
-// How the threads' combined result is stored: `combined` is target op acc computed in the
-// accumulator's type and converted to the target's once (as seq=True rounds or wraps the final
-// value); `acc_value`, what an atomic combination of several blocks adds in, is the accumulator
-// converted to the target's type, clamped first for min and max into a narrower integer, so
-// that a block that reduced nothing (its accumulator still the identity, INT64_MAX say) leaves
-// the target as it is instead of storing the identity's truncated bits.
-void combine_into_target(Reduction& r) {
-  const Type t = r.target->type;
-  const Type acc_t = r.acc_type;
-  const Loc loc = r.target->loc;
-  const bool narrower = acc_t.scalar != t.scalar;
-  ExprPtr acc = var(r.acc, loc, acc_t);
-  if (!narrower) {
-    r.acc_value = acc;
-    r.combined = combine(r.op, r.target, acc, t, loc);
-    return;
+// Removes the accumulations into some places (a copy of a reduce loop keeps one target's).
+class DropAccumulations : public IRMutator {
+ public:
+  explicit DropAccumulations(std::vector<ExprPtr> places) : places_(std::move(places)) {}
+
+ protected:
+  std::vector<ExprPtr> places_;
+  StmtPtr mutate_node(const Assign* n, const StmtPtr& self) override {
+    for (const auto& p : places_)
+      if (same_place(n->target, p) && match(n->target, n->value)) return nullptr;
+    return self;
   }
-  ExprPtr target_wide = std::make_shared<Cast>(r.target, acc_t, loc);
-  r.combined = std::make_shared<Cast>(combine(r.op, target_wide, acc, acc_t, loc), t, loc);
-  ExprPtr clamped = acc;
-  if ((r.op == ReduceOp::Min || r.op == ReduceOp::Max) && is_int(t.scalar)) {
-    auto [lo, hi] = int_limits(t.scalar);
-    clamped = combine(ReduceOp::Max, clamped, int_imm(lo, loc, acc_t), acc_t, loc);
-    clamped = combine(ReduceOp::Min, clamped, int_imm(hi, loc, acc_t), acc_t, loc);
-  }
-  r.acc_value = std::make_shared<Cast>(clamped, t, loc);
-}
+};
 
 class Detect : public IRMutator {
  public:
   explicit Detect(const SpecializedFunction& p) : prog_(p), names_(p) {}
 
+  // A reduce loop that accumulates into several places (fx += ..., fy += ...; or lo = min(..),
+  // hi = max(..)) becomes one copy of the loop per place, each reducing into its own: the
+  // body's other work is then repeated, which is correct because its only effects are the
+  // accumulations (otherwise the loop is left to the usual errors).
+  Body mutate(const Body& body) override {
+    Body out;
+    for (const auto& s : body) {
+      auto f = s->as<For>();
+      if (f && f->par && f->par->reduce && !contains_parallel_code(f->body, false)) {
+        RewriteBody scan(prog_, *f, "");
+        scan.collect_targets = true;
+        scan.mutate(f->body);
+        if (scan.targets.size() > 1 && only_accumulates(f->body, scan.targets)) {
+          for (const auto& t : scan.targets) check_not_read(*f, t);
+          for (const auto& t : scan.targets) {
+            std::vector<ExprPtr> others;
+            for (const auto& o : scan.targets)
+              if (o != t) others.push_back(o);
+            auto copy = std::make_shared<For>(f->var, f->lo, f->hi, f->step,
+                                              DropAccumulations(others).mutate(f->body), f->loc,
+                                              f->labels, f->par);
+            out.push_back(IRMutator::mutate(StmtPtr(copy)));
+          }
+          continue;
+        }
+      }
+      if (StmtPtr m = IRMutator::mutate(s)) out.push_back(std::move(m));
+    }
+    return out;
+  }
+  using IRMutator::mutate;
+
  protected:
   const SpecializedFunction& prog_;
   FreshNames names_;
+
+  // A copy would read another place's value from before the loop, not its running value.
+  void check_not_read(const For& loop, const ExprPtr& place) const {
+    class Reads : public IRVisitor {
+     public:
+      explicit Reads(const ExprPtr& p) : place(p) {}
+      const ExprPtr& place;
+      std::optional<Loc> found;
+
+     protected:
+      void visit_node(const Assign* n) override {
+        if (same_place(n->target, place) && match(n->target, n->value)) {
+          visit(match(n->target, n->value)->operand);
+          return;
+        }
+        IRVisitor::visit_node(n);
+      }
+      void visit_node(const Var* n) override {
+        if (!found && place->as<Var>() && place->as<Var>()->name == n->name) found = n->loc;
+      }
+      void visit_node(const Load* n) override {
+        if (!found && place->as<Load>() && same_place(std::make_shared<Load>(*n), place))
+          found = n->loc;
+        IRVisitor::visit_node(n);
+      }
+    } reads(place);
+    reads.visit(loop.body);
+    if (reads.found)
+      prog_.error(*reads.found, fmt::format("'{}' is a result of the reduction loop on line {} "
+                                            "and cannot be read inside it, other than by its "
+                                            "accumulation",
+                                            to_string(place), loop.loc.line));
+  }
+
+  // Whether the body stores to no tensor other than those of its accumulation targets.
+  static bool only_accumulates(const Body& body, const std::vector<ExprPtr>& targets) {
+    std::set<std::string> allowed;
+    for (const auto& t : targets)
+      if (auto l = strip_casts(t)->as<Load>()) allowed.insert(l->tensor);
+    for (const auto& name : stored_tensors(body))
+      if (!allowed.count(name)) return false;
+    return true;
+  }
 
   StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
     if (!n->par || !n->par->reduce) return IRMutator::mutate_node(n, self);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "ir/arith.h"
 #include "ir/queries.h"
 #include "ir/visitor.h"
 
@@ -17,13 +18,15 @@ bool same_scalar(Type a, Type b) { return a.scalar == b.scalar; }
 // Converts `e` (already typed) to type t: literals are retyped in place, anything else is cast.
 ExprPtr coerce(const ExprPtr& e, Type t) {
   if (!t.known() || same_scalar(e->type, t)) return e;
+  // Constants convert now, as the GPU would convert them.
   if (auto i = e->as<IntImm>()) {
-    if (is_float(t.scalar)) return float_imm(static_cast<double>(i->value), e->loc, t);
-    if (is_int(t.scalar)) return int_imm(i->value, e->loc, t);
+    if (is_float(t.scalar))
+      return float_imm(convert_float(static_cast<double>(i->value), t.scalar), e->loc, t);
+    if (is_int(t.scalar)) return int_imm(convert_int(i->value, t.scalar), e->loc, t);
     return bool_imm(i->value != 0, e->loc);
   }
   if (auto f = e->as<FloatImm>()) {
-    if (is_float(t.scalar)) return float_imm(f->value, e->loc, t);
+    if (is_float(t.scalar)) return float_imm(convert_float(f->value, t.scalar), e->loc, t);
   }
   return std::make_shared<Cast>(e, Type{t.scalar, e->type.weak && t.weak}, e->loc);
 }

@@ -1,5 +1,7 @@
 #include "passes/lower_slices.h"
 
+#include <functional>
+
 #include "ir/arith.h"
 #include "ir/visitor.h"
 #include "ir/fresh_names.h"
@@ -60,9 +62,10 @@ ExprPtr i64(int64_t v, Loc l) { return int_imm(v, l); }
 
 class Lowering {
  public:
-  Lowering(const SpecializedFunction& p, FreshNames& names, std::set<std::string>& wide,
-           const Assign& a, bool host_level)
-      : prog_(p), names_(names), wide_(wide), a_(a), host_(host_level) {}
+  Lowering(const SpecializedFunction& p, const CompileOptions& opts, FreshNames& names,
+           std::set<std::string>& wide, const Assign& a, bool host_level)
+      : prog_(p), opts_(opts), spec_(opts.parallelize), names_(names), wide_(wide), a_(a),
+        host_(host_level) {}
 
   Body run() {
     std::vector<SliceDim> target_dims;
@@ -75,19 +78,30 @@ class Lowering {
     target = bind(target, target_dims, outer_);
     labels_used_ = outer_.size();
 
-    // `t[...] = parir.sum(...)` outside parallel code: initialize t in one loop nest and
-    // accumulate into it in another, so the reduction may span any number of blocks.
-    if (auto r = a_.value->as<SliceReduce>(); r && host_ && target->as<Load>())
+    // `t[...] = parir.sum(...)` outside parallel code over several blocks, where combining in
+    // t's type is exact: initialize t in one loop nest and accumulate into it atomically in
+    // another (two kernels, where a local accumulator would need three and a temporary).
+    // So does a reduction over several parallel dimensions, whose outer ones run on blocks
+    // that a local could not combine.
+    if (auto r = a_.value->as<SliceReduce>(); r && host_ && target->as<Load>() &&
+                                              (parallel_reduced_dims() > 1 ||
+                                               (spans_blocks() && accumulates_exactly_in(*r, target))))
       return reduce_into_tensor(target, *r);
 
     Body inner;
     ExprPtr value = rhs(a_.value, inner);
     inner.push_back(std::make_shared<Assign>(target, value, a_.loc));
+    // `t[0] = parir.sum(x[:])` outside parallel code: its reduction loops need a block to run
+    // in. (One that spans several blocks is cut into kernels by split_multi_block_kernels.)
+    if (host_ && outer_.empty() && inner.size() > 1)
+      return Body{std::make_shared<GpuBlock>(std::move(inner), a_.loc)};
     return nest(outer_, outer_extents_, inner, 0, false);
   }
 
  private:
   const SpecializedFunction& prog_;
+  const CompileOptions& opts_;
+  const ParallelSpec& spec_;
   FreshNames& names_;
   std::set<std::string>& wide_;  // SpecializedFunction::wide_accumulators
   const Assign& a_;
@@ -355,6 +369,48 @@ class Lowering {
     return body;
   }
 
+  // The labels after the target's dimensions (those of the reduced ones) that the
+  // specification makes parallel.
+  size_t parallel_reduced_dims() const {
+    size_t n = 0;
+    for (size_t l = labels_used_; l < a_.labels.size(); ++l) n += spec_.count(a_.labels[l]);
+    return n;
+  }
+
+  // Whether the statement's innermost reduction loop, by its label's specification, needs
+  // several thread blocks (or a cluster, which combines into locals as well).
+  bool spans_blocks() const {
+    if (a_.labels.size() <= labels_used_) return false;  // the labels after the target's dims
+    auto it = spec_.find(a_.labels.back());
+    if (it == spec_.end()) return false;
+    int64_t threads = (it->second.threads + 31) / 32 * 32;
+    int64_t tpb = std::max<int64_t>(32, std::min(threads, it->second.threads_per_block()));
+    int64_t blocks = (threads + tpb - 1) / tpb;
+    return blocks > 1 && !(opts_.use_cuda_thread_block_clusters &&
+                           blocks <= opts_.max_thread_blocks_per_cluster);
+  }
+
+  // Whether the values reduced have the target's type and accumulate in it (so no conversion
+  // happens between the steps): loads of tensors of that dtype combined by + - * and
+  // literals that do not change the type; sums and products of types that torch widens
+  // excluded.
+  bool accumulates_exactly_in(const SliceReduce& r, const ExprPtr& target) const {
+    ScalarType t = prog_.tensors.at(target->as<Load>()->tensor).elem;
+    bool widened = is_bool(t) || is_half(t) || (is_int(t) && size_in_bytes(t) < 4);
+    if (widened && (r.op == ReduceOp::Sum || r.op == ReduceOp::Prod)) return false;
+    std::function<bool(const ExprPtr&)> same = [&](const ExprPtr& e) {
+      if (auto l = e->as<Load>()) return prog_.tensors.at(l->tensor).elem == t;
+      if (e->as<IntImm>()) return !is_bool(t);
+      if (e->as<FloatImm>()) return is_float(t);
+      if (auto u = e->as<Unary>()) return u->op == UnaryOp::Neg && same(u->a);
+      if (auto b = e->as<Binary>())
+        return (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul) &&
+               same(b->a) && same(b->b);
+      return false;
+    };
+    return same(r.arg);
+  }
+
   Body reduce_into_tensor(const ExprPtr& target, const SliceReduce& r) {
     Body pre;
     ExprPtr acc = reduction(r, pre, outer_, outer_extents_);
@@ -384,15 +440,15 @@ class Lowering {
 
 class LowerSlices : public IRMutator {
  public:
-  LowerSlices(SpecializedFunction& p, const ParallelSpec& spec)
-      : prog_(p), spec_(spec), names_(p), wide_(p.wide_accumulators) {}
+  LowerSlices(SpecializedFunction& p, const CompileOptions& opts)
+      : prog_(p), opts_(opts), spec_(opts.parallelize), names_(p), wide_(p.wide_accumulators) {}
 
   Body mutate(const Body& body) override {
     Body out;
     for (const auto& s : body) {
       auto a = s->as<Assign>();
       if (a && (has_slices(a->target) || has_slices(a->value))) {
-        Body lowered = Lowering(prog_, names_, wide_, *a, parallel_depth_ == 0).run();
+        Body lowered = Lowering(prog_, opts_, names_, wide_, *a, parallel_depth_ == 0).run();
         out.insert(out.end(), lowered.begin(), lowered.end());
         continue;
       }
@@ -404,6 +460,7 @@ class LowerSlices : public IRMutator {
 
  protected:
   const SpecializedFunction& prog_;
+  const CompileOptions& opts_;
   const ParallelSpec& spec_;
   FreshNames names_;
   std::set<std::string>& wide_;  // the accumulators infer_types widens
@@ -448,8 +505,8 @@ class RejectSlices : public IRVisitor {
 
 }  // namespace
 
-void lower_slices(SpecializedFunction& prog, const ParallelSpec& spec) {
-  prog.body = LowerSlices(prog, spec).mutate(prog.body);
+void lower_slices(SpecializedFunction& prog, const CompileOptions& opts) {
+  prog.body = LowerSlices(prog, opts).mutate(prog.body);
   RejectSlices(prog).visit(prog.body);
 }
 

@@ -8,13 +8,14 @@ namespace parir {
 // the assignment's target becomes a loop, outermost first, and the slices of the right-hand side
 // are matched to those loops in order (their extents must agree). A slice reduction
 // parir.sum/prod/min/max(e[, axis=k]) becomes reduction loops over the reduced dimensions, which
-// accumulate into a fresh local (or, for `t[...] = parir.sum(...)` outside parallel code, into the
+// accumulate into a fresh local stored once into the target (or, for `t[...] = parir.sum(...)`
+// outside parallel code over several thread blocks with values of t's own type, into the
 // target itself after a loop nest that initializes it). The statement's labels go to the loops it
 // becomes, in nesting order; loops that reduce are marked .reduce() for apply_parallel_spec. Slice
 // bounds follow Python (negative bounds count from the end) and must be constants. Errors:
 // mismatched extents, a slice assigned to a local (which would need a new tensor), slices outside
 // assignments. Runs after specialize_arguments and before apply_parallel_spec (it uses the spec
-// only to tell parallel code from host code).
-void lower_slices(SpecializedFunction& prog, const ParallelSpec& spec);
+// to tell parallel code from host code and to see how many blocks a reduction spans).
+void lower_slices(SpecializedFunction& prog, const CompileOptions& opts);
 
 }  // namespace parir

@@ -71,6 +71,7 @@ class KernelScan : public IRVisitor {
   std::set<std::string> assigned_;
   std::vector<std::set<std::string>> assigned_in_loop_;  // one set per enclosing parallel loop
   std::vector<std::string> block_vars_;  // variables of the enclosing loops that map to blocks
+  std::vector<const For*> block_loops_;  // and those loops
   std::map<std::string, Loc> escaped_;  // locals whose value differs per parallel iteration
 
   // Outside the thread-level loops: all threads of a block run these statements together.
@@ -128,13 +129,19 @@ class KernelScan : public IRVisitor {
     ++loop_vars_[n->var];
     if (n->reduction) ++loop_vars_[n->reduction->acc];  // declared by the code generator
     bool on_blocks = n->par && thread_depth_ >= 0 && depth_ < thread_depth_;
-    if (on_blocks) block_vars_.push_back(n->var);
+    if (on_blocks) {
+      block_vars_.push_back(n->var);
+      block_loops_.push_back(n);
+    }
     if (n->par) {
       ++depth_;
       assigned_in_loop_.emplace_back();
     }
     visit(n->body);
-    if (on_blocks) block_vars_.pop_back();
+    if (on_blocks) {
+      block_vars_.pop_back();
+      block_loops_.pop_back();
+    }
     if (n->par) {
       --depth_;
       // Values assigned in parallel iterations are per-iteration: none may be read later.
@@ -159,6 +166,13 @@ class KernelScan : public IRVisitor {
     const ExprPtr& target = n.reduction->target;
     if (auto v = target->as<Var>()) {
       visit(target);
+      for (const For* b : block_loops_)
+        if (b->par->reduce)
+          prog_.error(n.loc, fmt::format("the reduction into local '{}' also reduces over the "
+                                         "loop on line {}, which runs on thread blocks; blocks "
+                                         "cannot combine their results into a local. Reduce into "
+                                         "a tensor element instead",
+                                         prog_.user_name(v->name), b->loc.line));
       if (k_.inner_blocks > 1 && k_.cluster == 1)
         prog_.error(n.loc, fmt::format("the reduction into local '{}' runs on {} blocks, which "
                                        "cannot combine their results into a local; use at most "
@@ -184,21 +198,6 @@ class KernelScan : public IRVisitor {
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-bool has_reduction(const StmtPtr& s) {
-  class Find : public IRVisitor {
-   public:
-    bool found = false;
-
-   protected:
-    void visit_node(const For* n) override {
-      found = found || n->reduction != nullptr;
-      IRVisitor::visit_node(n);
-    }
-  } f;
-  f.visit(s);
-  return f.found;
-}
-
 void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions& opts) {
   LevelCollector collect;
   bool gpu_root = k.root->as<GpuBlock>() != nullptr;
@@ -210,11 +209,13 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
     uses[0] = {{nullptr, 1}};
   }
 
-  // Threads per block: the default unless some loop of the kernel asks for another value.
+  // Threads per block: the default unless a loop that maps to threads asks for another value.
+  // (A loop that maps to blocks has no threads to group: its .tpb() does not apply.)
+  bool has_threads = !(gpu_root && uses.size() == 1);
   int64_t tpb = 0;
   const For* tpb_loop = nullptr;
-  for (const auto& level : uses)
-    for (const auto& u : level) {
+  if (has_threads)
+    for (const auto& u : uses.back()) {
       if (!u.loop) continue;
       int64_t t = u.loop->par->tpb;
       if (t == 0) continue;
@@ -227,7 +228,6 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
     }
   if (!tpb) tpb = LoopPar::kDefaultThreadsPerBlock;
 
-  bool has_threads = !(gpu_root && uses.size() == 1);
   for (size_t d = 0; d < uses.size(); ++d) {
     bool innermost = d + 1 == uses.size();
     int64_t count = uses[d][0].count;
@@ -266,7 +266,7 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
     k.inner_blocks = 1;
   }
   if (opts.use_cuda_thread_block_clusters && k.inner_blocks > 1 && k.inner_blocks <= opts.max_thread_blocks_per_cluster &&
-      has_reduction(k.root))
+      contains_reduction(k.root))
     k.cluster = k.inner_blocks;
   // Guard the product against overflow before comparing it with the limit.
   double grid = static_cast<double>(k.inner_blocks);
@@ -287,11 +287,12 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
   } else {
     scan.visit(k.root);
   }
-  for (const auto& name : prog.tensor_params)
-    if (scan.tensors.count(name)) {
-      k.tensors.push_back(name);
-      if (scan.written.count(name)) k.written.push_back(name);
-    }
+  for (const auto* names : {&prog.tensor_params, &prog.temporaries})
+    for (const auto& name : *names)
+      if (scan.tensors.count(name)) {
+        k.tensors.push_back(name);
+        if (scan.written.count(name)) k.written.push_back(name);
+      }
   k.host_vars.assign(scan.host_vars.begin(), scan.host_vars.end());
 }
 
@@ -310,6 +311,9 @@ void map_parallelism(const SpecializedFunction& prog, Lowered& lowered, const Co
   lowered.plan.params.clear();
   for (const auto& name : prog.tensor_params)
     lowered.plan.params.push_back({name, prog.tensors.at(name), written.count(name) > 0});
+  lowered.plan.temporaries.clear();
+  for (const auto& name : prog.temporaries)
+    lowered.plan.temporaries.push_back({name, prog.tensors.at(name), true});
   // Launch sizes are known only now.
   std::map<std::string, const Kernel*> by_name;
   for (const auto& k : lowered.kernels) by_name[k.name] = &k;

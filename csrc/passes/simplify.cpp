@@ -112,6 +112,16 @@ class Simplify : public IRMutator {
     return std::make_shared<Cast>(a, n->type, n->loc);
   }
 
+  // `s = s`, what `s *= 1` or `s += 0` leave: nothing to do (and no accumulation that a
+  // reduction loop would have to combine).
+  StmtPtr mutate_node(const Assign* n, const StmtPtr& self) override {
+    StmtPtr out = IRMutator::mutate_node(n, self);
+    auto a = out->as<Assign>();
+    auto t = a->target->as<Var>(), v = a->value->as<Var>();
+    if (t && v && t->name == v->name) return nullptr;
+    return out;
+  }
+
   StmtPtr mutate_node(const If* n, const StmtPtr& self) override {
     ExprPtr c = mutate(n->cond);
     if (auto b = c->as<BoolImm>()) {

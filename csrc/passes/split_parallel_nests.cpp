@@ -54,8 +54,8 @@ class Split : public IRMutator {
     for (const auto& s : body) {
       if (auto f = parallel_loop(s)) {
         for (auto& part : split_loop(*f, s)) out.push_back(part);
-      } else if (auto g = s->as<GpuBlock>()) {
-        for (auto& part : split_gpu_block(*g, s)) out.push_back(part);
+      } else if (s->as<GpuBlock>()) {
+        out.push_back(s);
       } else if (StmtPtr m = IRMutator::mutate(s)) {
         out.push_back(m);  // host loops and ifs: look inside
       }
@@ -94,33 +94,6 @@ class Split : public IRMutator {
     for (auto& p : parts)
       out.push_back(std::make_shared<For>(f.var, f.lo, f.hi, f.step, std::move(p), f.loc,
                                           f.labels, f.par, f.reduction));
-    return out;
-  }
-
-  Body split_gpu_block(const GpuBlock& g, const StmtPtr& self) {
-    bool needs_blocks = false;
-    for (const auto& s : g.body)
-      if (auto c = parallel_loop(s)) needs_blocks = needs_blocks || c->par->threads > c->par->threads_per_block();
-    if (!needs_blocks) return {self};
-    std::vector<Body> parts;
-    std::vector<bool> is_loop;
-    for (const auto& s : g.body) {
-      bool loop = parallel_loop(s) != nullptr;
-      if (loop || parts.empty() || is_loop.back()) {
-        parts.emplace_back();
-        is_loop.push_back(loop);
-      }
-      parts.back().push_back(s);
-    }
-    check_parts(prog_, parts, "a parallel loop in this `with parir.gpu:` block needs several "
-                              "thread blocks");
-    Body out;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      if (is_loop[i])
-        out.push_back(parts[i][0]);
-      else
-        out.push_back(std::make_shared<GpuBlock>(std::move(parts[i]), g.loc, g.labels));
-    }
     return out;
   }
 };

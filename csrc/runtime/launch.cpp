@@ -1,6 +1,7 @@
 #include "runtime/launch.h"
 
 #include <c10/cuda/CUDAGuard.h>
+#include <ATen/ATen.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include "ir/error.h"
@@ -39,6 +40,16 @@ std::optional<ScalarType> parir_type(c10::ScalarType t) {
     default:
       return std::nullopt;
   }
+}
+
+c10::ScalarType torch_type(ScalarType t) {
+  for (auto candidate :
+       {c10::ScalarType::Bool, c10::ScalarType::Char, c10::ScalarType::Short, c10::ScalarType::Int,
+        c10::ScalarType::Long, c10::ScalarType::Byte, c10::ScalarType::UInt16,
+        c10::ScalarType::UInt32, c10::ScalarType::UInt64, c10::ScalarType::Half,
+        c10::ScalarType::BFloat16, c10::ScalarType::Float, c10::ScalarType::Double})
+    if (parir_type(candidate) == t) return candidate;
+  fail("parir: no torch dtype for {}", python_name(t));
 }
 
 void check_tensor(const std::string& fn, const PlanParam& p, const at::Tensor& t) {
@@ -98,6 +109,15 @@ void launch_on_tensors(const Program& program, const std::vector<at::Tensor>& ou
   if (device < 0) device = c10::cuda::current_device();
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
   CUstream stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
+  // The plan's temporaries, from the caching allocator on this stream: freed when this
+  // function returns, their memory is reused only by work queued after the launches.
+  std::vector<at::Tensor> temporaries;
+  for (const auto& t : plan.temporaries) {
+    temporaries.push_back(at::empty(t.type.shape, at::TensorOptions()
+                                                      .dtype(torch_type(t.type.elem))
+                                                      .device(at::kCUDA, device)));
+    ptrs.push_back(temporaries.back().data_ptr());
+  }
   program.launch(device, stream, ptrs);
 }
 

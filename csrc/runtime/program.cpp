@@ -300,9 +300,9 @@ size_t Program::compile(const std::string& arch) const {
 }
 
 void Program::launch(int device, CUstream stream, const std::vector<void*>& params) const {
-  if (params.size() != plan_.params.size())
-    fail("parir: {}() expects {} tensors, got {}", plan_.function, plan_.params.size(),
-         params.size());
+  if (params.size() != plan_.params.size() + plan_.temporaries.size())
+    fail("parir: {}() expects {} tensors and {} temporaries, got {}", plan_.function,
+         plan_.params.size(), plan_.temporaries.size(), params.size());
   const Driver& drv = Driver::get();
   // First: a thread that never used the device (autograd's backward threads) has no current
   // context, and the driver calls below need one.

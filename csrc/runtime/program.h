@@ -43,7 +43,7 @@ class Program {
   const LaunchPlan& plan() const { return plan_; }
 
   // Runs the plan on device `device` and stream `stream`. params[i] is the device pointer of
-  // plan().params[i]. Compiles and loads the module on first use on a device; that may not
+  // plan().params[i], followed by one for each of plan().temporaries. Compiles and loads the module on first use on a device; that may not
   // happen while the stream is being captured into a CUDA graph (an error says so). A plan with
   // cuda_graphs is captured into a graph once per set of tensor addresses and replayed.
   void launch(int device, CUstream stream, const std::vector<void*>& params) const;

@@ -40,6 +40,22 @@ TEST(LaunchPlan, CudaGraphsFlagRoundTrips) {
   EXPECT_FALSE(parse_plan(kSource).cuda_graphs);
 }
 
+TEST(LaunchPlan, TemporariesFollowTheParameters) {
+  std::string src = kSource;
+  src.replace(src.find("//@ for"), 0, "//@ temp partial0 float64[3, 4]\n");
+  src.replace(src.find("(B, A)"), 6, "(B, partial0, A)");
+  LaunchPlan plan = parse_plan(src);
+  ASSERT_EQ(plan.temporaries.size(), 1u);
+  EXPECT_EQ(plan.temporaries[0].type.strides, (std::vector<int64_t>{4, 1}));
+  const PlanStep* second = nullptr;
+  for_each_launch(plan.steps, [&](const PlanStep& s) { second = &s; });
+  ASSERT_EQ(second->resolved_args.size(), 3u);
+  EXPECT_EQ(second->resolved_args[1].kind, PlanStep::Arg::Kind::Param);
+  EXPECT_EQ(second->resolved_args[1].index, 2);  // after A and B
+  EXPECT_EQ(print_plan(parse_plan(print_plan(plan))), print_plan(plan));
+  EXPECT_THROW(parse_plan(src.replace(src.find("[3, 4]"), 6, "[3, 4] x")), Error);
+}
+
 TEST(LaunchPlan, RunsLoopsAndConditions) {
   LaunchPlan plan = parse_plan(kSource);
   std::vector<std::string> launches;

@@ -26,7 +26,7 @@ StmtPtr labelled(StmtPtr s, std::vector<std::string> labels) {
 // Runs the passes up to detect_reductions, as the pipeline does.
 SpecializedFunction lower(const Function& f, const std::vector<ArgValue>& args, const CompileOptions& o) {
   SpecializedFunction p = specialize_arguments(f, args, CompileOptions{});
-  lower_slices(p, o.parallelize);
+  lower_slices(p, o);
   apply_parallel_spec(p, o.parallelize);
   infer_types(p);
   simplify(p);
@@ -40,19 +40,21 @@ Function sum_rows2() {
   return function("sum_rows2", {"x", "y"}, {labelled(assign(ld("y", {all()}, 3), rhs, 3), {"N", "M"})});
 }
 
-TEST(LowerSlices, AxisReductionOnTheHostInitializesThenAccumulatesIntoTheTarget) {
+TEST(LowerSlices, AxisReductionOnTheHostReducesIntoALocalPerRow) {
   SpecializedFunction p = lower(sum_rows2(), {tensor(ScalarType::F32, {10, 20}), tensor(ScalarType::F32, {10})},
                     par({{"N", 10}, {"M", 20}}));
   std::string ir = to_string(p.body);
-  // Two nests: one sets y to the identity, one accumulates (the reduce flag is inferred).
-  EXPECT_NE(ir.find("for s0 in range(0, 10, 1):  # parir.threads(10)\n  y[s0] = 0.0"),
+  // One nest: each row reduces into its own accumulator, stored once (the reduce flag is
+  // inferred). A reduction over several blocks is cut into kernels later.
+  EXPECT_NE(ir.find("for s0 in range(0, 10, 1):  # parir.threads(10)\n  red2 = 0.0"),
             std::string::npos)
       << ir;
-  EXPECT_NE(ir.find("for r1 in range(0, 20, 1):  # parir.threads(20).reduce(); y[s0] = "
+  EXPECT_NE(ir.find("for r1 in range(0, 20, 1):  # parir.threads(20).reduce(); red2 = "
                     "sum(acc0 over the loop)"),
             std::string::npos)
       << ir;
   EXPECT_NE(ir.find("acc0 = (acc0 + x[s0, r1])"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("  y[s0] = red2"), std::string::npos) << ir;
 }
 
 TEST(LowerSlices, MismatchedExtentsNameTheStatement) {

@@ -1,6 +1,9 @@
-// Type promotion rules (README.md, "Types").
+// Type promotion rules (README.md, "Types") and the conversion of constants.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "ir/arith.h"
 #include "ir/types.h"
 
 namespace parir {
@@ -35,6 +38,22 @@ TEST(ScalarTypes, NamesRoundTrip) {
   EXPECT_EQ(size_in_bytes(ScalarType::F16), 2);
   EXPECT_STREQ(cuda_name(ScalarType::I64), "int64_t");
   EXPECT_FALSE(scalar_type_from_name("complex64").has_value());
+}
+
+TEST(Conversions, ConstantsConvertAsTheGpuConvertsThem) {
+  EXPECT_EQ(convert_int(200, ScalarType::I8), -56);
+  EXPECT_EQ(convert_int(-1, ScalarType::U8), 255);
+  EXPECT_EQ(convert_int(70000, ScalarType::I16), 4464);
+  EXPECT_EQ(convert_int(-1, ScalarType::U64), -1);  // the bits of UINT64_MAX
+  EXPECT_EQ(convert_float(0.1, ScalarType::F32), static_cast<double>(0.1f));
+  EXPECT_EQ(convert_float(100000.0, ScalarType::F16), INFINITY);
+  EXPECT_EQ(convert_float(65519.0, ScalarType::F16), 65504.0);
+  EXPECT_EQ(convert_float(65520.0, ScalarType::F16), INFINITY);  // ties to even, past the top
+  EXPECT_EQ(convert_float(2049.0, ScalarType::F16), 2048.0);      // a tie: to even
+  EXPECT_EQ(convert_float(1e-8, ScalarType::F16), 0.0);           // below half the smallest
+  EXPECT_EQ(convert_float(6e-8, ScalarType::F16), std::ldexp(1.0, -24));  // subnormal
+  EXPECT_EQ(convert_float(1.00390625, ScalarType::BF16), 1.0);    // 1 + 2^-8: a tie, to even
+  EXPECT_EQ(convert_float(-3.0, ScalarType::BF16), -3.0);
 }
 
 }  // namespace

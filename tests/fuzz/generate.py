@@ -1246,7 +1246,11 @@ class Generator:
         # The element each iteration contributes, bounded so products stay small.
         acc_dtype = dtype
         block_init = outer and not to_local and self.rng.random() < 0.3
-        red_label = self.label("reduce", fits_block=to_local or block_init)
+        # Any number of threads: a reduction into a local, or one after a block-level
+        # statement, over several blocks is cut into kernels.
+        red_label = self.label("reduce")
+        if to_local or block_init:
+            self.feature("reduce_block_statements_any_size")
         j = self.local_name("j")
         if to_local:
             acc = self.local_name("s")
@@ -1300,6 +1304,11 @@ class Generator:
                 e = Expr(f"(1 - 2 * ({e.code} & 1))", e.ty, -1, 1, e.exact, e.prec, e.ops + 3)
         if kind == "i" and (abs(e.lo) > 100 or abs(e.hi) > 100):
             e = Expr(f"({e.code} % 7)", e.ty, 0, 6, True, e.prec, e.ops + 1)
+        if op in ("min", "max") and not to_local and not _fits_type(e, target.dtype):
+            # A min or max compares in the wider type and converts once (README, Reductions);
+            # the plain loop converts at each step, which differs only for values the target
+            # cannot hold.
+            e = Expr(f"({e.code} % 7)", e.ty, 0, 6, e.exact, e.prec, e.ops + 1)
         if self.rng.random() < 0.3 and outer and self.rng.random() < 0.5:
             # The loop may compute other things too: an element per (i, j).
             self.feature("reduce_loop_other_work")

@@ -83,6 +83,7 @@ _KERNEL = re.compile(r'extern "C" __global__ void __launch_bounds__\((\d+)\) (\S
 _PARAM = re.compile(r"^//@ param (\S+) (\w+)\[([^\]]*)\] strides\(([^)]*)\) (in|inout)$")
 _LAUNCH = re.compile(r"^//@\s+launch (\S+) grid\(([^)]*)\) block\((\d+)\) \((.*)\)$")
 _FOR = re.compile(r"^//@\s+for (\S+) in range\(")
+_TEMP = re.compile(r"^//@ temp (\S+) (\w+)\[([^\]]*)\]$")
 
 
 def check_plan(program, args, source):
@@ -108,6 +109,14 @@ def check_plan(program, args, source):
     for line in plan:
         if m := _FOR.match(line):
             host_vars.add(m.group(1))
+        elif line.startswith("//@ temp"):
+            m = _TEMP.match(line)
+            if not m:
+                problems.append(f"unparsable temp line: {line}")
+                continue
+            if m.group(1) in seen:
+                problems.append(f"temp {m.group(1)} has the name of a param")
+            seen[m.group(1)] = "temp"
         elif line.startswith("//@ param"):
             m = _PARAM.match(line)
             if not m:

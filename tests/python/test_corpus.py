@@ -26,10 +26,6 @@ from corpus import ALL_CASES  # noqa: E402
 
 # Program name -> why the compiler fails on it today.
 KNOWN_FAILURES = {
-    "forces": "a reduction loop accumulating into several locals: only the first is reduced, "
-              "the others are rejected as 'assigned inside the parallel loop and read after it'",
-    "min_max": "a reduction loop accumulating into several locals (lo and hi): the second is "
-               "rejected as 'assigned inside the parallel loop and read after it'",
 }
 
 # Programs that compile but give wrong results on the GPU: program name -> what goes wrong.

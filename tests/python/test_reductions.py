@@ -128,13 +128,62 @@ def test_a_reduce_labelled_loop_updating_its_own_elements_is_elementwise(tmp_pat
     torch.testing.assert_close(x, torch.arange(1.0, 11.0) - 55.0)
 
 
-def test_reduction_into_a_local_must_fit_one_block():
-    with pytest.raises(parir.ParirError, match="runs on 2 blocks"):
-        parir.print_compiled(row_max_local, [torch.ones(4, 2000), torch.ones(4), 4, 2000],
-                             parir.par({"N": parir.threads(4), "M": parir.threads(2000).reduce()}))
+def test_reduction_into_a_local_over_several_blocks_is_cut_into_kernels():
+    src = parir.print_compiled(row_max_local, [torch.ones(4, 2000), torch.ones(4), 4, 2000],
+                               parir.par({"N": parir.threads(4), "M": parir.threads(2000).reduce()}))
+    assert "//@ temp partial0 float32[4]" in src
+    assert len([l for l in src.splitlines() if l.startswith("//@ launch")]) == 3
+
+
+@parir.jit
+def moments(x, out, N):
+    with parir.gpu:
+        s = 0.0
+        s2 = 0.0
+        parir.label("i")
+        for i in range(N):
+            d = x[i] - 1.0
+            s += d
+            s2 += d * d
+        out[0] = s
+        out[1] = s2
+
+
+def test_a_loop_accumulating_into_two_locals_reduces_each():
+    src = parir.print_compiled(moments, [torch.ones(3000), torch.ones(2), 3000],
+                               parir.par({"i": parir.threads(256).reduce()}))
+    assert src.count("parir::block_reduce(") == 2
+
+
+def test_a_loop_reading_another_accumulation_is_rejected():
+    @parir.jit
+    def running(x, out, N):
+        with parir.gpu:
+            s = 0.0
+            t = 0.0
+            parir.label("i")
+            for i in range(N):
+                s += x[i]
+                t += s
+            out[0] = t
+
+    with pytest.raises(parir.ParirError, match=r"'s' is a result of the reduction loop on line "
+                                               r"\d+ and cannot be read inside it"):
+        parir.print_compiled(running, [torch.ones(30), torch.ones(1), 30],
+                             parir.par({"i": parir.threads(32).reduce()}))
 
 
 # ----- on the GPU -------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n, threads", [(1, 32), (1000, 256), (70_000, 70_000)])
+def test_two_accumulations_in_one_loop_match_torch(n, threads, rng):
+    x = (torch.rand(n, generator=rng, dtype=torch.float64) * 4 - 1).cuda()
+    out = torch.full((2,), float("nan"), dtype=torch.float64, device="cuda")
+    moments(x, out, n, opts=parir.par({"i": parir.threads(threads).reduce()}))
+    d = x - 1.0
+    check_close(out, torch.stack([d.sum(), (d * d).sum()]), "moments")
 
 
 @pytest.mark.gpu

@@ -1,0 +1,272 @@
+#include "passes/split_multi_block_kernels.h"
+
+#include <algorithm>
+#include <set>
+
+#include "ir/fresh_names.h"
+#include "ir/queries.h"
+#include "ir/reduction_ops.h"
+#include "ir/visitor.h"
+
+namespace parir {
+namespace {
+
+const For* parallel_loop(const StmtPtr& s) {
+  auto f = s->as<For>();
+  return f && f->par ? f : nullptr;
+}
+
+std::set<std::string> loaded_tensors(const Body& body) {
+  class Loads : public IRVisitor {
+   public:
+    std::set<std::string> names;
+
+   protected:
+    void visit_node(const Load* n) override {
+      names.insert(n->tensor);
+      IRVisitor::visit_node(n);
+    }
+  } loads;
+  loads.visit(body);
+  return loads.names;
+}
+
+// The parallel loops at a kernel's deepest parallel depth: those that map_parallelism maps to
+// threads.
+class ThreadLoops : public IRVisitor {
+ public:
+  std::vector<std::pair<const For*, int>> loops;  // with their depth
+  int deepest = 0;
+
+ protected:
+  int depth_ = 0;
+  void visit_node(const For* n) override {
+    if (!n->par) return IRVisitor::visit_node(n);
+    ++depth_;
+    if (!contains_parallel_code(n->body, false)) {
+      loops.emplace_back(n, depth_);
+      deepest = std::max(deepest, depth_);
+    }
+    IRVisitor::visit_node(n);
+    --depth_;
+  }
+};
+
+// Whether the kernel's thread level spans several blocks that will not form a cluster, by the
+// rules map_parallelism applies: the threads per block that a thread-level loop asks for (or
+// the default), and the largest thread count of that level, rounded up to a warp.
+bool spans_blocks(const StmtPtr& kernel, const CompileOptions& opts) {
+  ThreadLoops t;
+  t.visit(kernel);
+  int64_t count = 0, tpb = 0;
+  for (const auto& [loop, depth] : t.loops) {
+    if (depth != t.deepest) continue;
+    count = std::max(count, loop->par->threads);
+    if (!tpb) tpb = loop->par->tpb;
+  }
+  if (!tpb) tpb = LoopPar::kDefaultThreadsPerBlock;
+  count = (count + 31) / 32 * 32;
+  int64_t block = std::max<int64_t>(32, std::min(count, tpb));
+  int64_t blocks = (count + block - 1) / block;
+  if (blocks <= 1) return false;
+  return !(opts.use_cuda_thread_block_clusters && blocks <= opts.max_thread_blocks_per_cluster &&
+           contains_reduction(kernel));
+}
+
+// Replaces reads of one variable with an expression.
+class Substitute : public IRMutator {
+ public:
+  Substitute(std::string name, ExprPtr with) : name_(std::move(name)), with_(std::move(with)) {}
+
+ protected:
+  std::string name_;
+  ExprPtr with_;
+  ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
+    return n->name == name_ ? with_ : self;
+  }
+};
+
+class KernelCut {
+ public:
+  KernelCut(SpecializedFunction& p, FreshNames& names, const StmtPtr& kernel)
+      : prog_(p), names_(names), kernel_(kernel), written_(stored_tensors(Body{kernel})) {}
+
+  // The kernel's cuts, in order; the kernel itself when it needs no cut.
+  Body run() {
+    Body out;
+    if (auto g = kernel_->as<GpuBlock>()) {
+      std::vector<Segment> cuts = cut(g->body);
+      if (cuts.size() <= 1) return {kernel_};
+      for (auto& c : cuts) {
+        // A lone parallel loop is a kernel by itself, as it would be outside the block.
+        if (!c.block_level && c.body.size() == 1 && parallel_loop(c.body[0]))
+          out.push_back(c.body[0]);
+        else
+          out.push_back(std::make_shared<GpuBlock>(std::move(c.body), g->loc, g->labels));
+      }
+      return out;
+    }
+    const For& f = *kernel_->as<For>();
+    std::vector<Segment> cuts = cut_loop(f);
+    if (cuts.size() <= 1) return {kernel_};
+    for (auto& c : cuts) out.push_back(c.body[0]);
+    return out;
+  }
+
+ private:
+  // A cut: the statements of one kernel, or at an inner level, of one copy of the loop body.
+  struct Segment {
+    Body body;
+    bool block_level = false;  // block-level statements only, no parallel loop
+  };
+
+  SpecializedFunction& prog_;
+  FreshNames& names_;
+  StmtPtr kernel_;
+  std::set<std::string> written_;       // the tensors the kernel stores to
+  std::vector<const For*> enclosing_;   // the parallel loops around the body being cut
+
+  // Copies of the parallel loop `f`, one per cut of its body.
+  std::vector<Segment> cut_loop(const For& f) {
+    enclosing_.push_back(&f);
+    std::vector<Segment> inner = cut(f.body);
+    enclosing_.pop_back();
+    std::vector<Segment> out;
+    for (auto& s : inner)
+      out.push_back({Body{std::make_shared<For>(f.var, f.lo, f.hi, f.step, std::move(s.body),
+                                                f.loc, f.labels, f.par, f.reduction)},
+                     false});
+    return out;
+  }
+
+  // A statement that only computes locals from what no cut changes, so it may run again at
+  // the start of a later cut.
+  bool repeatable(const StmtPtr& s) const {
+    Body b{s};
+    if (!stored_tensors(b).empty() || contains_parallel_code(b, false)) return false;
+    for (const auto& t : loaded_tensors(b))
+      if (written_.count(t)) return false;
+    return true;
+  }
+
+  std::vector<Segment> cut(const Body& body) {
+    std::vector<Segment> cuts;
+    Body repeated;               // the repeatable statements so far, for every later cut
+    size_t repeated_in_last = 0;  // how many of them the last cut already has
+    // `uses_locals`: s may read the locals of the statements before it.
+    auto add = [&](StmtPtr s, bool block_level, bool uses_locals = true) {
+      if (block_level && !cuts.empty() && cuts.back().block_level) {
+        // Only repeatable statements came since the last block-level cut: extend it.
+        Body& b = cuts.back().body;
+        if (uses_locals) b.insert(b.end(), repeated.begin() + repeated_in_last, repeated.end());
+        b.push_back(std::move(s));
+      } else {
+        Segment c{uses_locals ? repeated : Body{}, block_level};
+        c.body.push_back(std::move(s));
+        cuts.push_back(std::move(c));
+      }
+      if (uses_locals) repeated_in_last = repeated.size();
+    };
+    for (const auto& s : body) {
+      if (auto f = parallel_loop(s)) {
+        if (contains_parallel_code(f->body, false)) {
+          for (auto& c : cut_loop(*f)) add(c.body[0], false);
+        } else if (f->reduction && f->reduction->target->as<Var>()) {
+          reduce_through_temporary(*f, s, add, repeated);
+        } else {
+          add(s, false);
+        }
+      } else if (repeatable(s)) {
+        repeated.push_back(s);
+      } else {
+        add(s, !contains_parallel_code(Body{s}, false));
+      }
+    }
+    return cuts;
+  }
+
+  // The element of a new temporary that the enclosing parallel iterations own, or nullptr when
+  // an enclosing loop's bounds are not constants.
+  ExprPtr temporary_element(Type type, Loc loc) {
+    std::vector<ExprPtr> indices;
+    std::vector<int64_t> shape;
+    for (const For* e : enclosing_) {
+      auto lo = e->lo->as<IntImm>(), hi = e->hi->as<IntImm>(), step = e->step->as<IntImm>();
+      if (!lo || !hi || !step || step->value == 0) return nullptr;
+      int64_t span = step->value > 0 ? hi->value - lo->value : lo->value - hi->value;
+      int64_t by = step->value > 0 ? step->value : -step->value;
+      shape.push_back(std::max<int64_t>(1, (span + by - 1) / by));
+      Type it = e->lo->type;
+      ExprPtr i = var(e->var, loc, it);
+      if (lo->value != 0) i = binary(BinaryOp::Sub, i, e->lo, loc, it);
+      if (step->value != 1) i = binary(BinaryOp::FloorDiv, i, e->step, loc, it);
+      indices.push_back(i);
+    }
+    if (indices.empty()) {
+      shape.push_back(1);
+      indices.push_back(int_imm(0, loc));
+    }
+    TensorType t{type.scalar, shape, std::vector<int64_t>(shape.size(), 1)};
+    for (size_t d = shape.size() - 1; d-- > 0;) t.strides[d] = t.strides[d + 1] * shape[d + 1];
+    std::string name = names_.make("partial");
+    prog_.tensors[name] = t;
+    prog_.temporaries.push_back(name);
+    return std::make_shared<Load>(name, std::move(indices), type, loc, /*proved=*/true);
+  }
+
+  // `loop` reduces into a local: its blocks combine into a temporary element instead, which a
+  // cut before sets to the identity and the statements after combine into the local.
+  template <typename Add>
+  void reduce_through_temporary(const For& loop, const StmtPtr& self, Add& add, Body& repeated) {
+    const Reduction& r = *loop.reduction;
+    ExprPtr element = temporary_element(r.acc_type, loop.loc);
+    if (!element) return add(self, false);
+    add(std::make_shared<Assign>(element, reduction_identity(r.op, r.acc_type, loop.loc),
+                                 loop.loc),
+        true, /*uses_locals=*/false);
+    auto into_temp = std::make_shared<Reduction>(r);
+    into_temp->target = element;
+    combine_into_target(*into_temp);
+    add(std::make_shared<For>(loop.var, loop.lo, loop.hi, loop.step, loop.body, loop.loc,
+                              loop.labels, loop.par, into_temp),
+        false);
+    repeated.push_back(
+        std::make_shared<Assign>(r.target, Substitute(r.acc, element).mutate(r.combined), loop.loc));
+  }
+};
+
+class SplitKernels : public IRMutator {
+ public:
+  SplitKernels(SpecializedFunction& p, const CompileOptions& opts)
+      : prog_(p), opts_(opts), names_(p) {}
+
+  Body mutate(const Body& body) override {
+    Body out;
+    for (const auto& s : body) {
+      bool kernel = s->as<GpuBlock>() || (parallel_loop(s) && contains_parallel_code(
+                                                                  parallel_loop(s)->body, false));
+      if (kernel && spans_blocks(s, opts_)) {
+        for (auto& part : KernelCut(prog_, names_, s).run()) out.push_back(part);
+      } else if (kernel || parallel_loop(s)) {
+        out.push_back(s);
+      } else if (StmtPtr m = IRMutator::mutate(s)) {
+        out.push_back(m);  // host loops and ifs: look inside
+      }
+    }
+    return out;
+  }
+  using IRMutator::mutate;
+
+ private:
+  SpecializedFunction& prog_;
+  const CompileOptions& opts_;
+  FreshNames names_;
+};
+
+}  // namespace
+
+void split_multi_block_kernels(SpecializedFunction& prog, const CompileOptions& opts) {
+  prog.body = SplitKernels(prog, opts).mutate(prog.body);
+}
+
+}  // namespace parir

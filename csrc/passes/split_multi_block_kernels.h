@@ -1,0 +1,28 @@
+#pragma once
+
+#include "ir/specialized_function.h"
+
+namespace parir {
+
+// Cuts a kernel whose thread-level loops span several thread blocks wherever its sequential
+// meaning needs every block to finish before the next statement starts, since blocks cannot
+// wait for each other inside one kernel (thread block clusters aside: a kernel that
+// map_parallelism will run as a cluster is left alone). Each cut runs as a kernel of its own,
+// in a copy of the enclosing parallel loops:
+// * each thread-level loop (so a loop reading what the loop before it wrote sees all of it);
+// * each run of block-level statements that write tensors (`y[i] = 0.0` before a reduction
+//   into y[i]), run once per iteration of the enclosing loops;
+// * a reduction into a local (`s += x[i, j]` over 4096 threads): the blocks combine their
+//   results atomically into an element of a temporary tensor (SpecializedFunction::temporaries,
+//   which the runtime allocates from PyTorch's caching allocator for each call), set to the
+//   operation's identity by a cut of its own before, and the statements after the loop start
+//   with `s = s + partial[i]`.
+// Block-level statements that only compute locals are repeated at the start of every later
+// cut, so the locals they define are there (a statement that reads a tensor the kernel writes
+// is not repeated: the error about its local then comes from map_parallelism). The indices of
+// a temporary are the iteration numbers of the enclosing parallel loops, whose bounds must be
+// constants; otherwise the loop is left as it is. Requires detect_reductions; runs after
+// split_parallel_nests and before split_host_device.
+void split_multi_block_kernels(SpecializedFunction& prog, const CompileOptions& opts);
+
+}  // namespace parir
