@@ -17,6 +17,7 @@ The package's modules, in layers, lowest first: each imports only modules above 
 (tests/python/test_layers.py checks it), and _C, the C++ extension, lies below them all.
 
     errors            ParirError and its TypeError and ValueError kinds, ParirWarning
+    plain_python_ops  the compiled code's semantics as plain Python: typed arithmetic, values
     plain_python      running a function as plain Python (seq=True), helpers called in it too
     builtins          the names the compiler translates (parir.label, parir.exp, casts), as Python
     specializations   the in-memory cache of a function's compiled specializations

@@ -16,6 +16,7 @@ SOURCE = Path(__file__).resolve().parents[2] / PACKAGE
 # extension, lies below them all.
 LAYERS = [
     "errors",
+    "plain_python_ops",
     "plain_python",
     "builtins",
     "specializations",
