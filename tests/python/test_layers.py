@@ -17,8 +17,9 @@ SOURCE = Path(__file__).resolve().parents[2] / PACKAGE
 LAYERS = [
     "errors",
     "plain_python_ops",
-    "plain_python",
     "builtins",
+    "plain_python_rewrite",
+    "plain_python",
     "specializations",
     "types",
     "options",
