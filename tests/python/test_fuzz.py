@@ -24,8 +24,6 @@ KNOWN_ISSUES = [
     # Reductions.
     "reduce_multiply_constant",          # s *= 1 (after specialization) is not a reduction
     "gpu_block_slice_reduction_multi_block",  # y[0] = parir.max(x[0, :]) over several blocks
-    # The plain Python run.
-    "int_cast_of_python_scalar",         # parir.int8(i + 100) * 2 is 200 there, -56 in CUDA
 ]
 
 CPU_SEEDS = {"ordinary": range(0, 100), "awkward": range(100_000, 100_060),
