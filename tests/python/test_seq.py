@@ -72,6 +72,13 @@ def helpers_get_values(x, out, N):
 
 
 @parir.jit
+def int_tensor_plus_float(x, out, N):
+    parir.label('i')
+    for i in range(N):
+        out[i] += x[i] * 0.5  # a float32 sum, converted to int32 when it is stored
+
+
+@parir.jit
 def typed_arithmetic(xi, xf, b, u, s, out, N):
     parir.label('i')
     for i in range(N):
@@ -153,6 +160,10 @@ program("int_local_plus_half", int_local_plus_half, {'i': parir.threads(3)},
         lambda d: [torch.tensor([1, -2, 7], dtype=torch.int32, device=d),
                    torch.zeros(3, dtype=torch.float64, device=d), 3],
         [(0, [1, -2, 7]), (1, [1.5, -1.5, 7.5])])
+program("int_tensor_plus_float", int_tensor_plus_float, {'i': parir.threads(3)},
+        lambda d: [torch.tensor([1.0, 3.0, -5.0], device=d),
+                   torch.tensor([1, 2, 3], dtype=torch.int32, device=d), 3],
+        [(1, [1, 3, 0])])
 program("helpers_get_values", helpers_get_values, {'i': parir.threads(2)},
         lambda d: [torch.tensor([1.0, 2.0], device=d), torch.zeros(2, device=d), 2],
         [(0, [1.0, 2.0]), (1, [2.0 + 10.0 + 1.0, 3.0 + 20.0 + 2.0])])
@@ -250,6 +261,13 @@ def test_element_values_are_typed_as_their_tensor():
     f32_product = torch.tensor(0.1, dtype=torch.float32) * 3.0 == torch.tensor(
         0.3, dtype=torch.float32)
     assert out.tolist() == [101000, wrap(10000, 8), int(f32_product)]
+
+
+def test_min_and_max_take_two_values():
+    # As in the compiled code, where Python's max is parir.max: a third value is not an axis.
+    with pytest.raises(parir.ParirTypeError, match="two values"):
+        parir.max(1, 2, 3)
+    assert parir.max(1, 2) == 2 and parir.min(2.5, 1) == 1
 
 
 def test_a_zero_dim_tensor_argument_is_a_value():
