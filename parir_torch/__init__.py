@@ -17,8 +17,10 @@ The package's modules, in layers, lowest first: each imports only modules above 
 (tests/python/test_layers.py checks it), and _C, the C++ extension, lies below them all.
 
     errors            ParirError and its TypeError and ValueError kinds, ParirWarning
-    plain_python      running a function as plain Python (seq=True), helpers called in it too
+    plain_python_ops  the compiled code's semantics as plain Python: typed arithmetic, values
     builtins          the names the compiler translates (parir.label, parir.exp, casts), as Python
+    plain_python_rewrite  a function's source rewritten to run with those semantics
+    plain_python      running a function as plain Python (seq=True), helpers called in it too
     specializations   the in-memory cache of a function's compiled specializations
     types             ElemSize and how torch, NumPy and Python types map onto it
     options           LoopPar and CompileOptions: the list of option fields and its views

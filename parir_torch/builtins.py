@@ -2,17 +2,17 @@
 
 Inside a compiled function these names are translated by the compiler. When a function runs
 as plain Python (`seq=True`, or an undecorated call), these implementations run instead, on
-Python numbers and on the 0-d tensors that indexing a tensor yields, with the same semantics
-as the generated code.
+Python numbers and on the 0-d tensors that element reads yield, with the same semantics and
+types as the generated code: a cast gives a 0-d tensor of its dtype, also of a Python number.
 """
 
 import builtins as _py
 import math as _math
-import struct as _struct
 
 import torch as _torch
 
 from .errors import ParirTypeError as _ParirTypeError
+from .plain_python_ops import promote as _promote
 
 
 def label(name):
@@ -59,36 +59,38 @@ tanh = _unary(_torch.tanh, _math.tanh)
 
 
 def abs(x):  # noqa: A001 - parir.abs mirrors Python's abs
-    """parir.abs(x)."""
-    return x.abs() if isinstance(x, _torch.Tensor) else _py.abs(x)
+    """parir.abs(x). Of a bool, an int64 (as True + True is 2)."""
+    if isinstance(x, _torch.Tensor):
+        return (x.long() if x.dtype == _torch.bool else x).abs()
+    return _py.abs(x)
 
 
 def atan2(y, x):
-    """parir.atan2(y, x)."""
+    """parir.atan2(y, x), computed in the promoted type of y and x (float64 for integers)."""
     if isinstance(y, _torch.Tensor) or isinstance(x, _torch.Tensor):
-        y, x = _as_tensors(y, x)
-        return _torch.atan2(y.double() if not y.is_floating_point() else y,
-                            x.double() if not x.is_floating_point() else x)
+        dtype, _ = _promote(y, x)
+        return _torch.atan2(*_as_tensors(y, x, dtype if dtype.is_floating_point
+                                         else _torch.float64))
     return _math.atan2(y, x)
 
 
-def _as_tensors(a, b):
-    ref = a if isinstance(a, _torch.Tensor) else b
-    if not isinstance(a, _torch.Tensor):
-        a = _torch.as_tensor(a, device=ref.device)
-    if not isinstance(b, _torch.Tensor):
-        b = _torch.as_tensor(b, device=ref.device)
-    return a, b
+def _as_tensors(a, b, dtype):
+    """a and b as tensors of `dtype`, a Python number on the device of the tensor beside it."""
+    device = (a if isinstance(a, _torch.Tensor) else b).device
+    return tuple(v.to(dtype) if isinstance(v, _torch.Tensor)
+                 else _torch.tensor(v, dtype=dtype, device=device) for v in (a, b))
 
 
 def min(a, b=None, axis=None):  # noqa: A001
-    """parir.min(a, b): the smaller value; NaN if either is NaN (as torch.minimum).
-    parir.min(e[, axis=k]): the minimum of a slice expression, over all its dimensions or
-    over dimension k."""
+    """parir.min(a, b): the smaller value, in the promoted type of a and b; NaN if either is NaN
+    (as torch.minimum). parir.min(e[, axis=k]): the minimum of a slice expression, over all its
+    dimensions or over dimension k."""
     if b is None:
         return _torch.amin(a, dim=axis) if axis is not None else a.min()
+    if axis is not None:
+        raise _ParirTypeError("parir.min takes two values, or one slice expression and axis=")
     if isinstance(a, _torch.Tensor) or isinstance(b, _torch.Tensor):
-        return _torch.minimum(*_as_tensors(a, b))
+        return _torch.minimum(*_as_tensors(a, b, _promote(a, b)[0]))
     if a != a:
         return a
     if b != b:
@@ -97,13 +99,15 @@ def min(a, b=None, axis=None):  # noqa: A001
 
 
 def max(a, b=None, axis=None):  # noqa: A001
-    """parir.max(a, b): the larger value; NaN if either is NaN (as torch.maximum).
-    parir.max(e[, axis=k]): the maximum of a slice expression, over all its dimensions or
-    over dimension k."""
+    """parir.max(a, b): the larger value, in the promoted type of a and b; NaN if either is NaN
+    (as torch.maximum). parir.max(e[, axis=k]): the maximum of a slice expression, over all its
+    dimensions or over dimension k."""
     if b is None:
         return _torch.amax(a, dim=axis) if axis is not None else a.max()
+    if axis is not None:
+        raise _ParirTypeError("parir.max takes two values, or one slice expression and axis=")
     if isinstance(a, _torch.Tensor) or isinstance(b, _torch.Tensor):
-        return _torch.maximum(*_as_tensors(a, b))
+        return _torch.maximum(*_as_tensors(a, b, _promote(a, b)[0]))
     if a != a:
         return a
     if b != b:
@@ -123,22 +127,33 @@ def prod(e, axis=None):
 
 
 # ----- casts: parir.float32(x), parir.int64(x), ... -----------------------------------------
+#
+# A cast gives a value of its dtype, a 0-d tensor, also of a Python number: in the compiled code
+# parir.int8(i + 100) is an int8 that wraps to -56 for i = 100, and arithmetic on it is int8
+# arithmetic (README.md, "Types").
 
 def _int_cast(bits, signed, torch_dtype):
     def cast(x):
         if isinstance(x, _torch.Tensor):
-            return x.to(torch_dtype) if torch_dtype is not None else x.long()
+            return x.to(torch_dtype)
+        if isinstance(x, float) and not _math.isfinite(x):
+            # Undefined in C; torch's conversion gives something rather than an error.
+            return _torch.tensor(x, dtype=_torch.float64).to(torch_dtype)
+        # An integer wraps to the width, as C converts it; a float is truncated toward zero
+        # first (beyond the type's range C leaves it undefined, and it wraps here too).
         v = _py.int(x) % (1 << bits)
-        return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+        return _torch.tensor(v - (1 << bits) if signed and v >= 1 << (bits - 1) else v,
+                             dtype=torch_dtype)
 
     return cast
 
 
-def _float_cast(fmt, torch_dtype):
+def _float_cast(torch_dtype):
     def cast(x):
         if isinstance(x, _torch.Tensor):
             return x.to(torch_dtype)
-        return _struct.unpack(fmt, _struct.pack(fmt, _py.float(x)))[0] if fmt else _py.float(x)
+        # float('-inf') is Python (the compiler asks for parir.inf): read as Python reads it.
+        return _torch.tensor(_py.float(x) if isinstance(x, str) else x, dtype=torch_dtype)
 
     return cast
 
@@ -151,15 +166,15 @@ uint8 = _int_cast(8, False, _torch.uint8)
 uint16 = _int_cast(16, False, _torch.uint16)
 uint32 = _int_cast(32, False, _torch.uint32)
 uint64 = _int_cast(64, False, _torch.uint64)
-float16 = _float_cast("e", _torch.float16)
-bfloat16 = _float_cast(None, _torch.bfloat16)
-float32 = _float_cast("f", _torch.float32)
-float64 = _float_cast(None, _torch.float64)
+float16 = _float_cast(_torch.float16)
+bfloat16 = _float_cast(_torch.bfloat16)
+float32 = _float_cast(_torch.float32)
+float64 = _float_cast(_torch.float64)
 
 
 def bool_(x):
-    """parir.bool(x): truthiness, as a bool."""
-    return x.bool() if isinstance(x, _torch.Tensor) else _py.bool(x)
+    """parir.bool(x): truthiness, as a bool value (a 0-d bool tensor)."""
+    return x.bool() if isinstance(x, _torch.Tensor) else _torch.tensor(_py.bool(x))
 
 
 for _name, _fn in [("int8", int8), ("int16", int16), ("int32", int32), ("int64", int64),

@@ -96,7 +96,7 @@ class JitFunction:
             key = compiled = None
         if compiled is None or debug:
             if plain_python.active():  # called by a function that runs as plain Python
-                return self.fn(*call_args)
+                return plain_python.call(self.fn, call_args)
             compiled = self._compile(args, opts, debug, key)
         try:
             compiled.launch(args)

@@ -764,17 +764,13 @@ class Generator:
         if op == "<<" and a.lo < 0:
             return None   # a negative shifted left is undefined in C++
         if op in ("min", "max"):
-            # Python's min returns one operand unconverted: only for operands of one type.
-            fn = self.builtin(op) if a.ty == b.ty else f"parir.{op}"
-            code = f"{fn}({a.code}, {b.code})"
+            code = f"{self.builtin(op)}({a.code}, {b.code})"
         else:
             code = f"({a.code} {op} {b.code})"
         exact = a.exact and b.exact and ty.kind != "f"
         e = Expr(code, ty, lo, hi, exact, min(a.prec, b.prec), a.ops + b.ops + 1)
         if ty.kind == "f":
             e.exact = a.exact and b.exact and op in ("min", "max")
-            if _torch_narrows(a, b):
-                e.prec = min(e.prec, PRECISION.index("float32"))
         return e
 
     def divisor(self, scope, kind, depth):
@@ -855,14 +851,10 @@ class Generator:
                 return None
             e = Expr(f"parir.{target}({a.code})", Ty(target), tlo, thi, True, len(PRECISION),
                      a.ops + 1)
-            if a.ty.weak:
-                # As plain Python, parir.int8(3) is the Python int 3, not an int8: it does not
-                # wrap where the kernel's int8 does.
-                self.feature("int_cast_of_python_scalar")
             if self.rng.random() < 0.2 and not self.names.shadow:
-                # Python's int(): a Python int in the plain run, so typed weakly here.
+                # Python's int() is parir.int64, in the kernel and in the plain run.
                 e.code = f"int({a.code})"
-                e.ty = Ty("int64", True)
+                e.ty = Ty("int64")
             return e
         if kind == "b":
             fn = self.builtin("bool")
@@ -871,8 +863,9 @@ class Generator:
                         1 if (a.hi != 0 or a.lo != 0) else 0, True, len(PRECISION), a.ops + 1)
         prec = min(a.prec, PRECISION.index(target))
         if self.rng.random() < 0.15 and not self.names.shadow:
-            return Expr(f"float({a.code})", Ty("float64", True), a.lo, a.hi, a.exact and
-                        a.ty.kind != "f", min(a.prec, PRECISION.index("float32")), a.ops + 1)
+            # Python's float() is parir.float64, in the kernel and in the plain run.
+            return Expr(f"float({a.code})", Ty("float64"), a.lo, a.hi, a.exact and
+                        a.ty.kind != "f", a.prec, a.ops + 1)
         exact = a.ty.kind != "f" and target in ("float32", "float64") and max(
             abs(a.lo), abs(a.hi)) < 2 ** 20
         return Expr(f"parir.{target}({a.code})", Ty(target), a.lo, a.hi, exact, prec, a.ops + 1)
@@ -1666,13 +1659,6 @@ def _weak_fits(a, b):
             if w.lo < lo or w.hi > hi:
                 return False
     return True
-
-
-def _torch_narrows(a, b):
-    """PyTorch computes a weak float with a typed integer in float32 (its default dtype) where
-    parir uses float64: such values agree to float32 precision only."""
-    return any(w.ty.weak and w.ty.kind == "f" and t.ty.kind != "f" and not t.ty.weak
-               for w, t in ((a, b), (b, a)))
 
 
 def _interval(op, a, b):

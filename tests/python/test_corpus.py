@@ -35,8 +35,6 @@ KNOWN_GPU_FAILURES = {
 # Programs whose plain Python run (seq=True) on torch tensors differs from what the kernels
 # compute: program name -> why.
 KNOWN_SEQ_FAILURES = {
-    "linear_relu": "seq=True: `acc = params['bias'][o]` binds acc to a 0-d view of the bias, so "
-                   "`acc += ...` writes into the bias tensor and later rows see a changed bias",
 }
 
 SEED = 20240611

@@ -21,8 +21,6 @@ import generate  # noqa: E402
 import run as fuzz_run  # noqa: E402
 
 KNOWN_ISSUES = [
-    # The plain Python run.
-    "int_cast_of_python_scalar",         # parir.int8(i + 100) * 2 is 200 there, -56 in CUDA
 ]
 
 CPU_SEEDS = {"ordinary": range(0, 100), "awkward": range(100_000, 100_060),

@@ -16,8 +16,10 @@ SOURCE = Path(__file__).resolve().parents[2] / PACKAGE
 # extension, lies below them all.
 LAYERS = [
     "errors",
-    "plain_python",
+    "plain_python_ops",
     "builtins",
+    "plain_python_rewrite",
+    "plain_python",
     "specializations",
     "types",
     "options",

@@ -1,0 +1,213 @@
+"""The operations of a parir function run as plain Python (seq=True), with the compiled code's
+semantics where Python's or torch's differ.
+
+plain_python_rewrite.py rewrites the function so that its element reads, stores through slices
+with steps, augmented assignments and arithmetic call the functions here:
+
+* Reading one element gives a value, not a view: `s = x[i]; s += 1` leaves `x` alone, and
+  `a = x[i]; x[i] = 5` leaves `a` as it was, as in the compiled code. The value is a 0-d tensor
+  of the tensor's dtype, so that arithmetic on it is typed as the compiler types it.
+* Arithmetic follows README.md's typing rules (csrc/passes/infer_types.cpp). PyTorch's type
+  promotion is the same for 0-d tensors and Python numbers except where PyTorch uses its
+  default dtype, float32: an integer tensor value times a Python float, and true division of
+  integers, give float64 in parir. Bools in arithmetic compute as int64 (True + True is 2).
+* Slices with negative steps, which torch's indexing does not take, are read and written
+  through the equivalent positive-step view, flipped.
+"""
+
+import operator
+
+import torch
+
+_Tensor = torch.Tensor
+
+# ----- types ---------------------------------------------------------------------------------
+
+_BOOL, _INT, _FLOAT = 0, 1, 2
+_UNSIGNED = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+# Unsigned types torch has few kernels for: their arithmetic computes in int64 and wraps back.
+_WIDE_UNSIGNED = (torch.uint16, torch.uint32, torch.uint64)
+
+
+def _kind(dtype):
+    if dtype == torch.bool:
+        return _BOOL
+    return _FLOAT if dtype.is_floating_point else _INT
+
+
+def _type_of(x):
+    """(dtype, weak) of an operand: a tensor is typed; a Python number is weak, with the type
+    the compiler gives its literals."""
+    if isinstance(x, _Tensor):
+        return x.dtype, False
+    if isinstance(x, bool):
+        return torch.bool, True
+    if isinstance(x, int):
+        return torch.int64, True
+    return torch.float64, True
+
+
+def _wider(a, b):
+    """The type two typed values of one kind promote to (types.cpp: wider)."""
+    if a == b:
+        return a
+    if a.is_floating_point:
+        if {a, b} == {torch.float16, torch.bfloat16}:
+            return torch.float32
+        return a if a.itemsize >= b.itemsize else b
+    a_unsigned, b_unsigned = a in _UNSIGNED, b in _UNSIGNED
+    if a_unsigned == b_unsigned:
+        return a if a.itemsize >= b.itemsize else b
+    signed, unsigned = (b, a) if a_unsigned else (a, b)
+    if signed.itemsize > unsigned.itemsize:
+        return signed
+    return {1: torch.int16, 2: torch.int32}.get(unsigned.itemsize, torch.int64)
+
+
+def promote(a, b):
+    """(dtype, weak): the type of an operation on operands a and b, by README.md's rules 1-3
+    (types.cpp: promote). A weak float meeting a typed integer gives float64, where torch would
+    give its default dtype."""
+    (ta, wa), (tb, wb) = _type_of(a), _type_of(b)
+    ka, kb = _kind(ta), _kind(tb)
+    if ka != kb:
+        (hi, whi), (lo, wlo) = ((ta, wa), (tb, wb)) if ka > kb else ((tb, wb), (ta, wa))
+        if whi and not wlo:
+            return hi, False
+        return hi, whi
+    if wa != wb:
+        return (tb, False) if wa else (ta, False)
+    return _wider(ta, tb), wa and wb
+
+
+def _as_type(x, dtype):
+    """x as an operand of an operation computed in `dtype`: a tensor converted, a Python number
+    as it is (weak, it takes the tensor's type)."""
+    return x.to(dtype) if isinstance(x, _Tensor) and x.dtype != dtype else x
+
+
+# ----- arithmetic ----------------------------------------------------------------------------
+
+_FLOATS = frozenset((torch.float16, torch.bfloat16, torch.float32, torch.float64))
+_NARROW_INTS = frozenset((torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8))
+
+
+def _arithmetic(op, name):
+    # Integers keep their type under this operation (not so for / and for ** -1).
+    ints_closed = op is not operator.truediv and op is not operator.pow
+
+    def apply(a, b):
+        if isinstance(a, _Tensor):
+            dtype, other = a.dtype, b
+        elif isinstance(b, _Tensor):
+            dtype, other = b.dtype, a
+        else:
+            return op(a, b)  # Python numbers: weak, and Python's arithmetic is the compiler's
+        # The common cases, where torch's promotion is the compiler's: a float tensor with a
+        # Python number or a tensor of its dtype, an integer with an integer of its type.
+        if isinstance(other, _Tensor):
+            if other.dtype == dtype and (dtype in _FLOATS or ints_closed
+                                         and dtype in _NARROW_INTS):
+                return op(a, b)
+        elif type(other) is float or type(other) is int:
+            if dtype in _FLOATS or (ints_closed and type(other) is int
+                                    and dtype in _NARROW_INTS):
+                return op(a, b)
+        return _promoted(op, a, b)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"a {name} b, typed as the compiled code types it."
+    return apply
+
+
+def _promoted(op, a, b):
+    """op(a, b) for a tensor operand, computed in the type the compiler gives it."""
+    dtype, _ = promote(a, b)
+    kind = _kind(dtype)
+    if op is operator.truediv and kind != _FLOAT:
+        dtype = torch.float64  # true division of integers gives a float
+    elif kind == _BOOL:
+        dtype = torch.int64  # bool arithmetic computes in int64, as True + True == 2
+    elif op is operator.pow and kind == _INT and type(b) is int and b < 0:
+        dtype = torch.float64  # 2 ** -1 == 0.5
+    if dtype in _WIDE_UNSIGNED:
+        return op(_as_type(a, torch.int64), _as_type(b, torch.int64)).to(dtype)
+    return op(_as_type(a, dtype), _as_type(b, dtype))
+
+
+add = _arithmetic(operator.add, "add")
+sub = _arithmetic(operator.sub, "sub")
+mul = _arithmetic(operator.mul, "mul")
+truediv = _arithmetic(operator.truediv, "truediv")
+floordiv = _arithmetic(operator.floordiv, "floordiv")
+mod = _arithmetic(operator.mod, "mod")
+pow = _arithmetic(operator.pow, "pow")  # noqa: A001 - operator's name
+
+# ----- reads and writes ----------------------------------------------------------------------
+
+
+def read(x, index):
+    """x[index]: one element as a value (a 0-d tensor of its own), anything else as indexing
+    gives it (a slice stays a view, for the slice statements and calls that write through it)."""
+    r = x[index]
+    if isinstance(r, _Tensor) and r.dim() == 0:
+        return r.clone()
+    return r
+
+
+def read_stepped(x, index):
+    """read(x, index) for an index with slices that have steps, negative ones too."""
+    view, flips = _positive_view(x, index)
+    if flips:
+        return view.flip(flips)
+    return read(x, index)
+
+
+def write_stepped(x, index, value):
+    """x[index] = value, for an index with slices that have steps, negative ones too."""
+    view, flips = _positive_view(x, index)
+    if not flips:
+        x[index] = value
+    elif isinstance(value, _Tensor) and value.dim() > 0:
+        # Flip what lands in the view; a copy, so the value may overlap x.
+        view[...] = value.expand(view.shape).flip(flips)
+    else:
+        view[...] = value  # one value everywhere: nothing to flip
+
+
+def update(x, index, op, value):
+    """x[index] op= value, as x[index] = x[index] op value: the result is converted to x's
+    dtype when it is stored, where torch's in-place operators refuse (an integer tensor += 0.5)."""
+    x[index] = op(x[index], value)  # op makes a new value: the view needs no copy
+
+
+def update_stepped(x, index, op, value):
+    """update(x, index, op, value) for an index with slices that have steps."""
+    write_stepped(x, index, op(read_stepped(x, index), value))
+
+
+def _positive_view(x, index):
+    """(view, dims): x[index] as a view, each slice with a negative step replaced by the
+    positive-step slice over the same elements; `dims` are the view's dimensions to flip to get
+    the elements in the order the negative step gives them (Python's slice semantics)."""
+    if not isinstance(x, _Tensor):
+        return None, []
+    parts = index if isinstance(index, tuple) else (index,)
+    positive, flips, dim = [], [], 0  # dim counts the view's dimensions so far
+    for axis, part in enumerate(parts):
+        if not isinstance(part, slice):
+            positive.append(part)  # an integer index removes its dimension
+            continue
+        start, stop, step = part.indices(x.shape[axis])
+        if step < 0:
+            count = len(range(start, stop, step))
+            if count == 0:
+                part = slice(0, 0)
+            else:
+                part = slice(start + (count - 1) * step, start + 1, -step)
+                flips.append(dim)
+        positive.append(part)
+        dim += 1
+    if not flips:
+        return None, []
+    return x[tuple(positive)], flips
