@@ -90,6 +90,12 @@ def slice_min_total(x, y, M):
 
 
 @parir.jit
+def sum_plus_one(x, out, N):
+    parir.label("col")
+    out[0] = parir.sum(x[:]) + 1.0
+
+
+@parir.jit
 def repeated_row_sums(x, y, T, N, M):
     for t in range(T):
         parir.label("row")
@@ -270,6 +276,16 @@ def test_slice_max_into_a_narrower_integer_converts_the_result_once(cols, rng):
     slice_min_total(x[0].contiguous() * -1, z, cols,
                     opts=parir.par({"col": parir.threads(cols).reduce()}))
     check_close(z, (x[0] * -1).min().to(torch.int8).reshape(1), "min")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n, threads", [(1, 32), (4097, 64), (4097, 4097), (1_000_003, 8192)])
+def test_slice_sum_in_a_larger_expression_outside_parallel_code(n, threads, rng):
+    x = rand(n, gen=rng)
+    out = poisoned(1)
+    sum_plus_one(x, out, n, opts=parir.par({"col": parir.threads(threads)}))
+    torch.testing.assert_close(out.double().cpu(), (x.double().sum() + 1).reshape(1).cpu(),
+                               rtol=1e-4, atol=1e-4 * max(1.0, n ** 0.5))
 
 
 @pytest.mark.gpu
