@@ -16,6 +16,7 @@ SOURCE = Path(__file__).resolve().parents[2] / PACKAGE
 # extension, lies below them all.
 LAYERS = [
     "errors",
+    "logs",
     "plain_python",
     "builtins",
     "specializations",
@@ -26,6 +27,7 @@ LAYERS = [
     "capture",
     "callees",
     "build",
+    "recompiles",
     "torch_ops",
     "checking",
     "jit_function",
