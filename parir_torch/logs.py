@@ -11,8 +11,8 @@ does not run on the GPU. DEBUG: each compilation and its time, NVRTC's time, dis
 and misses, stored binaries loaded, programs and modules the runtime drops. The runtime's
 messages (csrc/runtime/log.h) come here through a sink set at import.
 
-"parir_torch" is registered with torch._logging, so TORCH_LOGS and torch._logging.set_logs
-(parir_torch=logging.DEBUG) set its level and give it PyTorch's handler and format.
+"parir_torch" is registered with torch._logging, so TORCH_LOGS and torch._logging.set_logs(
+modules={"parir_torch": logging.DEBUG}) set its level and give it PyTorch's handler and format.
 """
 
 import logging
