@@ -5,16 +5,26 @@ The extension holds the compiler core (csrc/ir, passes, codegen, compiler), the 
 the bindings (csrc/python). It is compiled with the host C++ compiler only: kernels are compiled
 at run time by NVRTC, so no nvcc is needed. The CUDA headers are needed for the driver API's
 types; they come from $CUDA_HOME or from the nvidia-cuda-runtime wheel that PyTorch depends on.
+
+`pip wheel --no-build-isolation --no-deps -w dist .` builds a wheel for the installed PyTorch
+(README.md, Quick start).
 """
 
 import glob
 import os
 
+import torch
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 VERSION = "0.1.0"
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The extension is compiled against this PyTorch's C++ API, which changes between versions: a
+# wheel says which PyTorch it was built for in its local version label (0.1.0+torch2.11.0.cu130)
+# and requires that version.
+TORCH_RELEASE = torch.__version__.split("+")[0]
+WHEEL_VERSION = f"{VERSION}+torch{torch.__version__.replace('+', '.')}"
 
 
 def cuda_include_dirs():
@@ -46,11 +56,11 @@ sources = [s for group in sources for s in group]
 
 setup(
     name="parir-torch",
-    version=VERSION,
+    version=WHEEL_VERSION,
     description="Custom GPU kernels for PyTorch, written as plain Python loops",
     packages=["parir_torch"],
     python_requires=">=3.10",
-    install_requires=["torch>=2.11"],
+    install_requires=[f"torch=={TORCH_RELEASE}"],
     ext_modules=[
         CppExtension(
             "parir_torch._C",

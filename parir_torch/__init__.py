@@ -17,6 +17,7 @@ The package's modules, in layers, lowest first: each imports only modules above 
 (tests/python/test_layers.py checks it), and _C, the C++ extension, lies below them all.
 
     errors            ParirError and its TypeError and ValueError kinds, ParirWarning
+    logs              the "parir_torch" logger: what is compiled and why (TORCH_LOGS, PARIR_LOGS)
     plain_python_ops  the compiled code's semantics as plain Python: typed arithmetic, values
     builtins          the names the compiler translates (parir.label, parir.exp, casts), as Python
     plain_python_rewrite  a function's source rewritten to run with those semantics
@@ -29,6 +30,7 @@ The package's modules, in layers, lowest first: each imports only modules above 
     capture           a Python function's source as IR, and the names its code sees
     callees           the functions a jit function calls
     build             from a call to CUDA source and a runtime program
+    recompiles        why a function compiles again: logged, and a warning past a limit
     torch_ops         calls inside torch.compile and torch.export graphs
     checking          parir.check and opts.check: the kernels against the plain Python
     jit_function      JitFunction and @parir.jit: the call path
@@ -78,7 +80,7 @@ from .options import (  # noqa: E402
     CompileBackend, CompileOptions, LoopPar, par, parallelize, reduce, threads)
 from .types import ElemSize  # noqa: E402
 from .external import Target, external  # noqa: E402
-from .compile import clear_cache, compile_string, print_compiled  # noqa: E402
+from .compile import aot, clear_cache, compile_string, print_compiled  # noqa: E402
 from .outputs import call, out_like  # noqa: E402
 from . import torchscript  # noqa: E402
 
@@ -88,8 +90,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "jit", "label", "threads", "reduce", "LoopPar", "par", "parallelize", "CompileOptions", "CompileBackend",
-    "gpu", "print_compiled", "compile_string", "clear_cache", "ParirError", "ParirTypeError",
-    "ParirValueError", "ParirWarning", "JitFunction", "check",
+    "gpu", "print_compiled", "aot", "compile_string", "clear_cache", "ParirError",
+    "ParirTypeError", "ParirValueError", "ParirWarning", "JitFunction", "check",
     "backend_status", "ElemSize", "Target", "external", "call", "out_like", "torchscript",
     "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "atan2", "min", "max", "sum", "prod", "inf",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

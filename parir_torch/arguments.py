@@ -159,6 +159,77 @@ def describe(name, a, require_cuda=True):
     return _kind_of(a, name)(a, name, require_cuda)[1]
 
 
+def describe_change(name, old, new):
+    """What changed between two keys of argument `name` (of any kind: those above, and the keys
+    of traced calls, torch_ops._traced_key), as a phrase for the log of a recompilation."""
+    if _is_dict_key(old) and _is_dict_key(new):
+        a, b = dict(old[1]), dict(new[1])
+        if set(a) != set(b):
+            return f"{name}'s keys changed {sorted(a)} → {sorted(b)}"
+        return "; ".join(describe_change(f"{name}['{k}']", a[k], b[k]) for k in a if a[k] != b[k])
+    old_value, new_value = _scalar_of(old), _scalar_of(new)
+    if old_value is not None and new_value is not None:
+        return (f"{name} changed {old_value!r} → {new_value!r}; scalar values are compiled into "
+                f"the code: pass {name} as a shape-(1,) tensor, which the kernels read from "
+                f"memory, to compile once for all values")
+    if _is_tensor_key(old) and _is_tensor_key(new):
+        parts = [f"{what} {a} → {b}" for what, a, b in
+                 zip(("dtype", "shape", "strides", "device"), _tensor_fields(old),
+                     _tensor_fields(new)) if a != b]
+        return f"{name}'s " + ", ".join(parts)
+    return f"{name} changed from {_kind_name(old)} to {_kind_name(new)}"
+
+
+def _is_dict_key(k):
+    return isinstance(k, tuple) and len(k) == 2 and k[0] == "dict"
+
+
+def _scalar_of(k):
+    """The value of a scalar's key, as text; None for other keys. Python numbers are keyed
+    (type, value), 0-d tensors (dtype, value), NumPy scalars ("np", dtype, value)."""
+    if isinstance(k, tuple) and len(k) == 2 and k[0] in (int, float, bool):
+        return k[1]
+    if isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], torch.dtype):
+        return _TypedValue(k[0], k[1])
+    if isinstance(k, tuple) and len(k) == 3 and k[0] == "np":
+        return _TypedValue(k[1], k[2])
+    return None
+
+
+class _TypedValue:
+    """A scalar with a dtype, as the log shows it: int16(3)."""
+
+    def __init__(self, dtype, value):
+        self.dtype, self.value = dtype, value
+
+    def __repr__(self):
+        return f"{str(self.dtype).replace('torch.', '')}({self.value!r})"
+
+
+def _is_tensor_key(k):
+    return isinstance(k, tuple) and len(k) >= 3 and isinstance(k[0], torch.dtype)
+
+
+def _tensor_fields(k):
+    """(dtype, shape, strides, where) of a tensor's key: a CUDA tensor's (dtype, shape,
+    strides), a host tensor's (dtype, shape, "host"), a traced one's (dtype, shape, strides,
+    device type)."""
+    dtype, shape = str(k[0]).replace("torch.", ""), tuple(k[1])
+    if k[2] == "host":
+        return dtype, shape, None, "cpu"
+    return dtype, shape, tuple(k[2]), k[3] if len(k) > 3 else "cuda"
+
+
+def _kind_name(k):
+    if _is_dict_key(k):
+        return "a dict"
+    if _is_tensor_key(k):
+        return f"a {_tensor_fields(k)[3]} tensor"
+    if _scalar_of(k) is not None:
+        return "a scalar"
+    return "another kind"
+
+
 # ----- conversion --------------------------------------------------------------------------
 
 def convert(name, a, in_dict=None):

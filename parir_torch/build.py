@@ -28,11 +28,11 @@ def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
     if log:
         print(log, file=sys.stdout)
     for note in notes:  # once per specialization: the compiled code is cached
-        warnings.warn(note, ParirWarning, stacklevel=_caller_level())
+        warnings.warn(note, ParirWarning, stacklevel=caller_level())
     return source
 
 
-def _caller_level():
+def caller_level():
     """The stacklevel of the first frame outside this package: the user's call."""
     here = os.path.dirname(os.path.abspath(__file__))
     frame, level = sys._getframe(1), 1

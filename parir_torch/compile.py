@@ -1,4 +1,4 @@
-"""Compiling without calling (print_compiled), running edited code (compile_string), and
+"""Compiling without calling (print_compiled, aot), running edited code (compile_string), and
 clearing the caches."""
 
 import math
@@ -9,7 +9,7 @@ from . import _C, arguments
 from ._C import ParirError
 from .build import compile_source, load_program, with_saved_source
 from .capture import function_ir
-from .errors import ParirTypeError
+from .errors import ParirTypeError, ParirValueError
 from .jit_function import JitFunction, clear_memory_caches
 from .options import CompileOptions, check_supported
 
@@ -25,6 +25,45 @@ def print_compiled(fn, args, opts=None):
     if isinstance(fn, JitFunction):
         return compile_source(fn.fn, fn.ir, list(args), opts, require_cuda=False)
     return compile_source(fn, function_ir(fn), list(args), opts, require_cuda=False)
+
+
+def aot(fn, args=None, opts=None, archs=None, ptx=True):
+    """Ahead-of-time binaries: print_compiled's text for `fn` and `args` (or the program text
+    `fn`, as print_compiled or compile_string take it) with CUBIN compiled for each of `archs`
+    ("sm_80", "sm_90", ...; by default those of the GPUs here) and, with `ptx`, PTX for the
+    oldest of them. Whatever runs the text (a TorchScript module or exported program holding
+    it, torch.ops.parir.launch, the C++ library, compile_string) loads the CUBIN that runs on
+    its GPU without NVRTC and without a compile pause; else the PTX, which the driver compiles
+    for a newer GPU; else it compiles the source with NVRTC as usual. Needs NVRTC, no GPU."""
+    if isinstance(fn, str):
+        if args is not None or opts is not None:
+            raise ParirTypeError("parir.aot(program_text, archs=...) takes the options from the "
+                                 "text; give args and opts only with a function")
+        source = fn
+    else:
+        source = print_compiled(fn, args, opts)
+    archs = _architectures(archs)
+    try:
+        return _C.Program(source).with_binaries(archs, bool(ptx))
+    except ParirError as e:
+        raise with_saved_source(e, source, opts or CompileOptions(), "aot") from None
+
+
+def _architectures(archs):
+    """The architectures parir.aot compiles for, as a list of "sm_XY" strings."""
+    if archs is None:
+        if not torch.cuda.is_available():
+            raise ParirValueError("parir.aot: there is no GPU here to take the architecture "
+                                  "from; name the GPUs' architectures, e.g. archs=['sm_80', "
+                                  "'sm_90'] (sm_ and the compute capability's digits)")
+        archs = sorted({"sm_{}{}".format(*torch.cuda.get_device_capability(d))
+                        for d in range(torch.cuda.device_count())})
+    if isinstance(archs, str):
+        archs = [archs]
+    if not isinstance(archs, (list, tuple)) or not all(isinstance(a, str) for a in archs):
+        raise ParirTypeError(f"parir.aot: archs is a list of architectures such as 'sm_90', "
+                             f"got {archs!r}")
+    return list(archs)
 
 
 def compile_string(fun_name, code, opts=None):

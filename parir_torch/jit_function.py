@@ -2,16 +2,19 @@
 
 import functools
 import inspect
+import logging
 import sys
+import time
 import weakref
 
 import torch
 
-from . import arguments, checking, plain_python, torch_ops
+from . import arguments, checking, plain_python, recompiles, torch_ops
 from ._C import ParirError
 from .build import backend_status, compile_source, load_program, with_saved_source
 from .capture import function_ir
 from .errors import ParirTypeError, options_type_error
+from .logs import log
 from .options import CompileOptions, check_supported, options_key
 from .specializations import SpecializationCache
 
@@ -50,7 +53,9 @@ class JitFunction:
         except ParirError as e:
             self._ir, self._capture_error = None, e
         self._names = self._ir.params if self._ir is not None else ()
-        self._cache = SpecializationCache()
+        self._cache = SpecializationCache(name=fn.__name__)
+        self._compile_count = 0  # specializations compiled for the cache (recompiles.py)
+        self._warned_recompiles = False
         self._graph_entry = torch_ops.graph_entry(self)  # what torch.compile records for a call
         _ALL_FUNCTIONS.add(self)
 
@@ -111,16 +116,27 @@ class JitFunction:
         check_supported(opts)
         if opts.verbose_backend_resolution:
             print(backend_status(), file=sys.stdout)
+        cached = key is not None and not debug
+        if cached:
+            recompiles.note_new_specialization(self, key)
+        start = time.perf_counter()
         source = compile_source(self.fn, self.ir, args, opts, debug)
         compiled = _Compiled(load_program(source, opts, self.ir.name), self._names, args)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("compiled %s to CUDA in %.1f ms (NVRTC compiles it at its first launch)",
+                      compiled.program.signature or self.ir.name,
+                      (time.perf_counter() - start) * 1e3)
         # A debug=True call's code is bounds-checked: it does not stand for later plain calls.
-        if key is not None and not debug:
+        if cached:
             self._cache[key] = compiled
         return compiled
 
     def clear_cache(self):
-        """Forgets every compiled specialization of this function (the disk cache stays)."""
+        """Forgets every compiled specialization of this function (the disk cache stays), and
+        starts counting its specializations afresh."""
         self._cache.clear()
+        self._compile_count = 0
+        self._warned_recompiles = False
 
     def cache_size(self):
         """How many specializations of this function are compiled and cached in memory."""

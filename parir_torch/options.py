@@ -302,6 +302,19 @@ as_constants = _constants_function(
     "carry; from_constants rebuilds the options.")
 
 
+def describe_options_change(old, new):
+    """What changed between two options_key values, as a phrase for the log of a
+    recompilation."""
+    fields = [f for f in FIELDS if f.key]
+    parts = []
+    for f, a, b in zip(fields, old, new):
+        if a != b:
+            if _form(f.default) == "spec":
+                a, b = ({label: LoopPar._from_key(k) for label, k in v} for v in (a, b))
+            parts.append(f"opts.{f.name} changed {a!r} → {b!r}")
+    return "; ".join(parts)
+
+
 def from_constants(constants):
     """The CompileOptions that as_constants gave `constants` for."""
     fields = {}

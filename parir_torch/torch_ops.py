@@ -78,7 +78,8 @@ def launch_traced(fn, args, opts, debug):
     if len(args) != len(fn.ir.params):
         fn._compile(args, opts, debug, None)  # raises the error of a wrong argument count
     args = tuple(_traced_argument(n, _concrete(a)) for n, a in zip(fn.ir.params, args))
-    key = ("traced", options_key(opts), debug, *[_traced_key(a) for a in args])
+    # The options just before the arguments, as in the keys of eager calls (recompiles.py).
+    key = ("traced", debug, options_key(opts), *[_traced_key(a) for a in args])
     compiled = fn._cache.get(key)
     if compiled is None:
         compiled = fn._compile(args, opts, debug, key)

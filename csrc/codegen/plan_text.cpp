@@ -71,6 +71,7 @@ std::string print_plan(const LaunchPlan& plan) {
   std::string out = fmt::format("//@ parir.plan {}{}\n", plan.function,
                                 plan.cuda_graphs ? " cuda_graphs" : "");
   if (!plan.signature.empty()) out += fmt::format("//@ signature {}\n", plan.signature);
+  if (!plan.location.empty()) out += fmt::format("//@ location {}\n", plan.location);
   for (const auto& d : plan.includes) out += fmt::format("//@ include {}\n", d);
   for (const auto& f : plan.extra_flags) out += fmt::format("//@ flag {}\n", f);
   for (const auto& l : plan.link_libraries) out += fmt::format("//@ link {}\n", l);
@@ -483,6 +484,8 @@ LaunchPlan parse_plan(const std::string& source) {
       else if (!flags.empty()) bad(l, "unknown plan flag '" + flags + "' (expected cuda_graphs)");
     } else if (l.text.rfind("signature ", 0) == 0) {
       plan.signature = trim(l.text.substr(10));
+    } else if (l.text.rfind("location ", 0) == 0) {
+      plan.location = trim(l.text.substr(9));
     } else if (l.text.rfind("include ", 0) == 0) {
       plan.includes.push_back(trim(l.text.substr(8)));
     } else if (l.text.rfind("flag ", 0) == 0) {

@@ -127,6 +127,8 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   log.after("flatten_indices", dump(lowered));
 
   lowered.plan.cuda_graphs = opts.use_cuda_graphs;
+  if (fn.source && fn.source->def_line > 0)
+    lowered.plan.location = fmt::format("{}:{}", fn.source->filename, fn.source->def_line);
   lowered.plan.includes = opts.includes;
   lowered.plan.extra_flags = opts.extra_flags;
   lowered.plan.link_libraries = opts.link_libraries;

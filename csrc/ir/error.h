@@ -36,6 +36,7 @@ struct Loc {
 struct SourceInfo {
   std::string filename;
   int first_line = 1;              // file line number of lines[0]
+  int def_line = 0;                // file line number of the `def` (after any decorators)
   std::vector<std::string> lines;  // the function's source lines, as in the file
 
   // "file.py:12-13" followed by the quoted lines, or just the file name when loc is unknown.

@@ -10,6 +10,7 @@
 //
 //   //@ parir.plan jacobi
 //   //@ signature jacobi(A, B, steps=10)
+//   //@ location /home/me/jacobi.py:7
 //   //@ param A float32[100, 100] strides(100, 1) inout
 //   //@ param B float32[100, 100] strides(100, 1) inout
 //   //@ for t in range(1, 10, 1):
@@ -87,6 +88,9 @@ struct LaunchPlan {
   // function's parameters in order, tensors by name and scalars with the values they were
   // specialized on. compile_string's callable takes the same arguments; the op ignores it.
   std::string signature;
+  // Where the function is defined, "FILE:LINE" of its `def` ("//@ location FILE:LINE"): what
+  // profiler traces name each call by. Empty for plans written without it.
+  std::string location;
   // How to compile and link the source ("//@ include DIR", "//@ flag FLAG", "//@ link FILE"):
   // CompileOptions.includes, extra_flags and the device libraries of libs, so that a process
   // that only has this text builds the same binary.

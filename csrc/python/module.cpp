@@ -1,5 +1,6 @@
 // parir_torch._C: the Python bindings of the compiler and the runtime.
 #include <torch/extension.h>
+#include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include "codegen/prelude.h"
@@ -10,6 +11,7 @@
 #include "runtime/disk_cache.h"
 #include "runtime/driver.h"
 #include "runtime/launch.h"
+#include "runtime/log.h"
 #include "runtime/nvrtc.h"
 #include "runtime/op.h"
 #include "runtime/program.h"
@@ -99,6 +101,8 @@ PYBIND11_MODULE(_C, m) {
         auto src = std::make_shared<SourceInfo>();
         src->filename = std::move(filename);
         src->first_line = first_line;
+        // ast line numbers count from the dedented source's first line, lines[0].
+        src->def_line = first_line + def.attr("lineno").cast<int>() - 1;
         src->lines = std::move(lines);
         return std::make_shared<Function>(frontend::convert_function(def, src, aliases));
       },
@@ -298,7 +302,20 @@ PYBIND11_MODULE(_C, m) {
       .def("compile", &runtime::Program::compile, py::arg("arch"),
            py::call_guard<py::gil_scoped_release>(),
            "Compiles for an architecture such as 'sm_90' without loading (no GPU needed); "
-           "returns the binary's size.");
+           "returns the binary's size.")
+      .def("with_binaries", &runtime::Program::with_binaries, py::arg("archs"), py::arg("ptx"),
+           py::call_guard<py::gil_scoped_release>(),
+           "The text with CUBIN stored for each architecture ('sm_90', ...) and, with ptx, PTX "
+           "for the oldest; needs NVRTC, no GPU.")
+      .def_property_readonly("stored_archs",
+                             [](const runtime::Program& p) {
+                               std::vector<std::string> archs;
+                               for (const auto& b : p.stored_binaries()) archs.push_back(b.arch);
+                               return archs;
+                             })
+      .def_property_readonly("location", [](const runtime::Program& p) { return p.plan().location; })
+      .def_property_readonly("profile_name", &runtime::Program::profile_name,
+                             "The name of each call's range in profiler traces.");
 
   m.def(
       "prepare_source",
@@ -326,6 +343,18 @@ PYBIND11_MODULE(_C, m) {
       py::arg("source"), py::arg("arch"), py::arg("use_cache") = false,
       "Compiles CUDA source with NVRTC: (binary, is_cubin, log). No GPU needed.");
   m.def("nvrtc_version", &runtime::nvrtc_version);
+  m.def("nvrtc_supported_archs", &runtime::nvrtc_supported_archs);
+  m.def(
+      "set_log_sink",
+      [](std::function<void(int, std::string)> sink) {
+        // pybind11 takes the GIL around each call of the Python function.
+        runtime::set_log_sink([sink](runtime::LogLevel level, const std::string& message) {
+          if (Py_IsInitialized()) sink(static_cast<int>(level), message);
+        });
+      },
+      py::arg("sink"),
+      "Sends the runtime's messages (NVRTC compilations, disk cache hits, stored binaries, "
+      "programs dropped) to sink(level, message), level being a Python logging level.");
   m.def("nvrtc_status", &runtime::nvrtc_status);
   m.def("choose_arch", &runtime::choose_arch);
   m.def("set_library_dirs", &runtime::set_library_dirs);

@@ -119,11 +119,14 @@ std::vector<std::string> nvrtc_candidates() {
     for (const char* name : kNames) candidates.push_back(dir + "/" + name);
   };
   if (const char* p = std::getenv("PARIR_NVRTC_PATH"); p && *p) {
+    // The one place to look: a process can be kept from NVRTC (and so limited to programs
+    // with stored binaries), and a wrong path is an error rather than another NVRTC.
     std::error_code ec;
     if (std::filesystem::is_directory(p, ec))
       add_dir(p);
     else
       candidates.push_back(p);
+    return candidates;
   }
   for (const auto& dir : library_dirs()) add_dir(dir);
   // An NVRTC this process has loaded already (PyTorch loads one for its own JIT kernels).
@@ -148,9 +151,13 @@ const Nvrtc& load() {
   std::call_once(once, [] {
     for (const auto& c : nvrtc_candidates())
       if (n.open(c)) return;
+    const char* only = std::getenv("PARIR_NVRTC_PATH");
     n.error = fmt::format(
-        "parir: NVRTC (libnvrtc.so) was not found; install PyTorch's CUDA wheel or the CUDA "
-        "toolkit, or set PARIR_NVRTC_PATH to the library (or its directory). Tried:\n  {}",
+        "parir: NVRTC (libnvrtc.so) was not found{}; install PyTorch's CUDA wheel or the CUDA "
+        "toolkit, or set PARIR_NVRTC_PATH to the library (or its directory). Programs with "
+        "binaries stored by parir.aot for the GPU run without it. Tried:\n  {}",
+        only && *only ? fmt::format(" (PARIR_NVRTC_PATH={} is the only place looked at)", only)
+                      : "",
         fmt::join(n.tried, "\n  "));
   });
   return n;
@@ -284,6 +291,8 @@ int nvrtc_version() {
   n.check(n.Version(&major, &minor), "nvrtcVersion");
   return major * 1000 + minor * 10;
 }
+
+std::vector<int> nvrtc_supported_archs() { return supported_archs(nvrtc()); }
 
 std::string choose_arch(int major, int minor) {
   const Nvrtc& n = nvrtc();

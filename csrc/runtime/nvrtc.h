@@ -1,12 +1,14 @@
 // NVRTC, loaded lazily: CUDA C++ source in, CUBIN (or PTX) out, in-process.
 //
-// libnvrtc is opened with dlopen on first use, so importing the package and generating code
-// never needs it, and compiling needs no GPU and no driver. Search order: $PARIR_NVRTC_PATH (the
-// library or its directory), the directories given to set_library_dirs (the Python package
-// passes the ones of the CUDA wheels that PyTorch depends on), an NVRTC already loaded in the
-// process, the NVIDIA wheels next to the loaded LibTorch (so a C++ program linked against the
-// pip wheel needs no setup), $CUDA_HOME/lib64 and $CUDA_PATH/lib64, the dynamic loader's default
-// path, and /usr/local/cuda/lib64.
+// libnvrtc is opened with dlopen on first use, so importing the package, generating code and
+// running programs with stored binaries (stored_binaries.h) never need it, and compiling needs
+// no GPU and no driver. $PARIR_NVRTC_PATH (the library or its directory), when set, is the only
+// place looked at: pointing it at nothing makes NVRTC unavailable. Otherwise, in order: the
+// directories given to set_library_dirs (the Python package passes the ones of the CUDA wheels
+// that PyTorch depends on), an NVRTC already loaded in the process, the NVIDIA wheels next to
+// the loaded LibTorch (so a C++ program linked against the pip wheel needs no setup),
+// $CUDA_HOME/lib64 and $CUDA_PATH/lib64, the dynamic loader's default path, and
+// /usr/local/cuda/lib64.
 #pragma once
 
 #include <string>
@@ -44,6 +46,9 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name,
 
 // NVRTC's version as major * 1000 + minor * 10 (13.0 -> 13000). Throws if NVRTC is missing.
 int nvrtc_version();
+
+// The real architectures this NVRTC compiles for, as numbers (90 for sm_90).
+std::vector<int> nvrtc_supported_archs();
 
 // The target for a device of compute capability major.minor: "sm_XY" when this NVRTC can emit
 // SASS for it, else "compute_ZW" for the newest virtual architecture it knows that is not

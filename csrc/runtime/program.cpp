@@ -1,6 +1,8 @@
 #include "runtime/program.h"
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <list>
 #include <map>
 #include <unordered_map>
@@ -19,7 +21,7 @@
 namespace parir::runtime {
 
 NvrtcOutput compile_cached(const std::string& source, const std::string& arch,
-                           const NvrtcOptions& base) {
+                           const NvrtcOptions& base, DeferredLog* log, const std::string& what) {
   NvrtcOptions opts = base;
   opts.arch = arch;
   for (auto& h : prelude_headers()) opts.headers.push_back(std::move(h));
@@ -31,14 +33,27 @@ NvrtcOutput compile_cached(const std::string& source, const std::string& arch,
       fmt::join(opts.extra_flags, ";"), !opts.link_libraries.empty(), kPrelude, kHalfHeader,
       source);
   std::string key = cache_key(key_text);
+  std::string name = what.empty() ? std::string("a program") : what;
+  DeferredLog now;  // when the caller gave no log: sent on return
+  DeferredLog& out_log = log ? *log : now;
   if (auto hit = cache_load(key)) {
     NvrtcOutput out;
     out.binary = std::move(*hit);
     out.is_cubin = arch.rfind("sm_", 0) == 0;
+    out_log.add(LogLevel::Debug, fmt::format("{}: {} binary from the disk cache ({}/{}.bin)",
+                                             name, arch, cache_root(), key));
     return out;
   }
+  auto start = std::chrono::steady_clock::now();
   NvrtcOutput out = compile_cuda(source, "parir_kernels.cu", opts);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count();
   cache_store(key, out.binary);
+  out_log.add(LogLevel::Debug,
+              fmt::format("{}: NVRTC compiled it for {} in {:.1f} ms ({} bytes of {}; not in the "
+                          "disk cache, stored as {}/{}.bin)",
+                          name, arch, ms, out.binary.size(), out.is_cubin ? "CUBIN" : "PTX",
+                          cache_root(), key));
   return out;
 }
 
@@ -148,11 +163,27 @@ std::string from_one_line(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// "sum_rows (model.py:12)", or the function's name alone for a plan without a location.
+std::string profile_name_of(const LaunchPlan& plan) {
+  size_t colon = plan.location.rfind(':');
+  if (plan.location.empty() || colon == std::string::npos) return plan.function;
+  std::string file = std::filesystem::path(plan.location.substr(0, colon)).filename().string();
+  return fmt::format("{} ({}:{})", plan.function, file, plan.location.substr(colon + 1));
+}
+
+}  // namespace
+
 Program::Program(std::string cuda_source, NvrtcOptions options)
     : source_(from_one_line(cuda_source)),
       one_line_source_(to_one_line(source_)),
-      options_(std::move(options)),
-      plan_(parse_plan(source_)) {
+      options_(std::move(options)) {
+  SplitProgram split = split_stored_binaries(source_);
+  code_ = std::move(split.source);
+  stored_ = std::move(split.binaries);
+  plan_ = parse_plan(code_);
+  profile_name_ = profile_name_of(plan_);
   // The plan's own options first: the text alone must build the same binary anywhere.
   NvrtcOptions merged;
   merged.include_dirs = plan_.includes;
@@ -163,7 +194,6 @@ Program::Program(std::string cuda_source, NvrtcOptions options)
   append_new(merged.link_libraries, options_.link_libraries);
   options_ = std::move(merged);
 }
-
 
 namespace {
 
@@ -192,7 +222,7 @@ std::vector<RetiredModule>& retired_modules() {
 // Unloads retired modules once enough have gathered to be worth the device synchronization
 // that must come first (their kernels may still be running). Called only right before a module
 // load, outside any stream capture.
-void unload_retired_modules(const Driver& drv) {
+void unload_retired_modules(const Driver& drv, DeferredLog& log) {
   constexpr size_t kBatch = 32;
   std::vector<RetiredModule> batch;
   {
@@ -213,6 +243,8 @@ void unload_retired_modules(const Driver& drv) {
       --loaded_modules;
     }
   }
+  log.add(LogLevel::Debug, fmt::format("unloaded the {} CUDA modules of dropped programs",
+                                       batch.size()));
 }
 
 }  // namespace
@@ -231,6 +263,7 @@ Program::~Program() {
 }
 
 const Program::Module& Program::module_for(int device, CUstream stream, bool capturing) const {
+  DeferredLog log;  // sent once the lock below is released: a log sink may wait for Python
   std::lock_guard<std::mutex> lock(mutex_);
   if (device < 0) fail("parir: invalid device ordinal {}", device);
   if (static_cast<int>(modules_.size()) <= device) modules_.resize(device + 1);
@@ -242,16 +275,11 @@ const Program::Module& Program::module_for(int device, CUstream stream, bool cap
          "captured into a CUDA graph; compiling and loading its kernels is not allowed during "
          "capture. Call it once before capturing (a warm-up run)",
          plan_.function, device);
-  unload_retired_modules(drv);
+  unload_retired_modules(drv, log);
   make_context_current(device);
   auto [major, minor] = compute_capability(device);
-  NvrtcOutput bin = compile_cached(source_, choose_arch(major, minor), options_);
-  if (!options_.link_libraries.empty()) {
-    bin.binary = link(drv, bin, options_.link_libraries);
-    bin.is_cubin = true;
-  }
   auto m = std::make_unique<Module>();
-  drv.check(drv.cuModuleLoadData(&m->module, bin.binary.data()), "cuModuleLoadData");
+  m->module = load_module(device, major, minor, log);
   ++loaded_modules;
   // Resolve every kernel now, so that launching needs no lock and no lookup by name. Each
   // kernel may use the largest cluster it is launched with.
@@ -279,6 +307,93 @@ const Program::Module& Program::module_for(int device, CUstream stream, bool cap
   return *modules_[device];
 }
 
+CUmodule Program::load_module(int device, int major, int minor, DeferredLog& log) const {
+  const Driver& drv = Driver::get();
+  const std::string gpu = fmt::format("cuda:{} (sm_{}{})", device, major, minor);
+  auto load = [&](NvrtcOutput bin, CUmodule* module) {
+    if (!options_.link_libraries.empty()) {
+      bin.binary = link(drv, bin, options_.link_libraries);
+      bin.is_cubin = true;
+    }
+    return drv.cuModuleLoadData(module, bin.binary.data());
+  };
+  // A stored binary first: no NVRTC, and no compile pause for CUBIN.
+  if (const StoredBinary* stored = binary_for_device(stored_, major, minor)) {
+    NvrtcOutput bin;
+    bin.binary = stored->binary;
+    bin.is_cubin = stored->is_cubin();
+    CUmodule module = nullptr;
+    CUresult r = load(bin, &module);
+    if (r == CUDA_SUCCESS) {
+      log.add(LogLevel::Debug,
+              fmt::format("{}: loaded its stored {} binary on {}{}", plan_.function,
+                          stored->arch, gpu,
+                          stored->is_cubin() ? "" : " (the driver compiled the PTX)"));
+      return module;
+    }
+    std::string why;
+    try {
+      drv.check(r, "cuModuleLoadData");
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    log.add(LogLevel::Info, fmt::format("{}: its stored {} binary does not load on {} ({}); "
+                                        "compiling its source with NVRTC",
+                                        plan_.function, stored->arch, gpu, why));
+  } else if (!stored_.empty()) {
+    log.add(LogLevel::Info,
+            fmt::format("{}: none of its stored binaries ({}) runs on {}; compiling its source "
+                        "with NVRTC",
+                        plan_.function, describe_archs(stored_), gpu));
+  }
+  NvrtcOutput bin;
+  try {
+    bin = compile_cached(code_, choose_arch(major, minor), options_, &log, plan_.function);
+  } catch (const Error& e) {
+    if (stored_.empty()) throw;
+    fail("parir: {}(): none of its stored binaries ({}) runs on {}, and compiling its source "
+         "failed: {}",
+         plan_.function, describe_archs(stored_), gpu, e.what());
+  }
+  CUmodule module = nullptr;
+  drv.check(load(bin, &module), "cuModuleLoadData");
+  return module;
+}
+
+std::string Program::with_binaries(const std::vector<std::string>& archs, bool ptx) const {
+  if (archs.empty()) fail("parir.aot: no architectures to store binaries for");
+  std::vector<int> supported = nvrtc_supported_archs();
+  std::vector<StoredBinary> binaries;
+  int oldest = 0;
+  for (const auto& arch : archs) {
+    StoredBinary b;
+    b.arch = arch;
+    bool well_formed = arch.size() > 3 && arch.rfind("sm_", 0) == 0 &&
+                       arch.find_first_not_of("0123456789", 3) == std::string::npos &&
+                       arch.size() < 8;
+    if (!well_formed)
+      fail("parir.aot: '{}' is not an architecture; write sm_ and the compute capability's "
+           "digits, e.g. sm_90 for 9.0",
+           arch);
+    if (std::find(supported.begin(), supported.end(), b.number()) == supported.end())
+      fail("parir.aot: this NVRTC cannot compile for {}; it knows sm_{}", arch,
+           fmt::join(supported, ", sm_"));
+    if (std::any_of(binaries.begin(), binaries.end(),
+                    [&](const StoredBinary& other) { return other.arch == arch; }))
+      continue;  // listed twice
+    b.binary = compile_cached(code_, arch, options_, nullptr, plan_.function).binary;
+    oldest = oldest == 0 ? b.number() : std::min(oldest, b.number());
+    binaries.push_back(std::move(b));
+  }
+  if (ptx) {
+    StoredBinary b;
+    b.arch = fmt::format("compute_{}", oldest);
+    b.binary = compile_cached(code_, b.arch, options_, nullptr, plan_.function).binary;
+    binaries.push_back(std::move(b));
+  }
+  return append_stored_binaries(code_, binaries);
+}
+
 namespace {
 
 bool is_capturing(const Driver& drv, CUstream stream) {
@@ -296,7 +411,7 @@ void Program::prepare(int device, CUstream stream) const {
 }
 
 size_t Program::compile(const std::string& arch) const {
-  return compile_cached(source_, arch, options_).binary.size();
+  return compile_cached(code_, arch, options_, nullptr, plan_.function).binary.size();
 }
 
 void Program::launch(int device, CUstream stream, const std::vector<void*>& params) const {
@@ -442,6 +557,7 @@ std::shared_ptr<const Program> program_for_source(const std::string& source) {
   static std::mutex mutex;
   static std::list<std::pair<std::string, std::shared_ptr<const Program>>> lru;
   static std::unordered_map<std::string, decltype(lru)::iterator> index;
+  DeferredLog log;  // sent once the lock is released
   std::lock_guard<std::mutex> lock(mutex);
   auto it = index.find(source);
   if (it != index.end()) {
@@ -452,6 +568,10 @@ std::shared_ptr<const Program> program_for_source(const std::string& source) {
   lru.emplace_front(source, program);
   index[source] = lru.begin();
   if (lru.size() > kMaxPrograms) {
+    log.add(LogLevel::Debug,
+            fmt::format("{}: the parir::launch operator dropped its program, the least recently "
+                        "used of {} (its text is compiled again if it comes back)",
+                        lru.back().second->plan().function, kMaxPrograms));
     index.erase(lru.back().first);
     lru.pop_back();
   }

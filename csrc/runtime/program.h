@@ -15,13 +15,17 @@
 #include <vector>
 
 #include "ir/launch_plan.h"
+#include "runtime/log.h"
 #include "runtime/nvrtc.h"
+#include "runtime/stored_binaries.h"
 
 namespace parir::runtime {
 
-// Compiles `source` for `arch` through the disk cache: a hit skips NVRTC.
+// Compiles `source` for `arch` through the disk cache: a hit skips NVRTC. Says which it was,
+// and how long NVRTC took, to `log` (or at once when null), naming the program `what`.
 NvrtcOutput compile_cached(const std::string& source, const std::string& arch,
-                           const NvrtcOptions& base = {});
+                           const NvrtcOptions& base = {}, DeferredLog* log = nullptr,
+                           const std::string& what = "");
 
 // A program's text on one line, its newlines written as \n and backslashes as \\, and back.
 // Text without a newline is taken to be in that form (a launch plan needs several lines).
@@ -32,15 +36,21 @@ std::string from_one_line(const std::string& text);
 
 class Program {
  public:
-  // Parses the launch plan; compiles nothing yet. The source may be in one-line form.
+  // Parses the launch plan; compiles nothing yet. The source may be in one-line form, and may
+  // end with stored binaries (stored_binaries.h).
   explicit Program(std::string cuda_source, NvrtcOptions options = {});
   ~Program();
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
 
+  // The whole text, stored binaries included.
   const std::string& source() const { return source_; }
   const std::string& one_line_source() const { return one_line_source_; }
   const LaunchPlan& plan() const { return plan_; }
+  const std::vector<StoredBinary>& stored_binaries() const { return stored_; }
+  // "sum_rows (model.py:12)": the function and where it is defined, the name of each call's
+  // range in profiler traces (launch.cpp).
+  const std::string& profile_name() const { return profile_name_; }
 
   // Runs the plan on device `device` and stream `stream`. params[i] is the device pointer of
   // plan().params[i], followed by one for each of plan().temporaries. Compiles and loads the module on first use on a device; that may not
@@ -61,9 +71,16 @@ class Program {
   // the size of the binary. Compile errors are raised as for a launch.
   size_t compile(const std::string& arch) const;
 
+  // The text with binaries stored for `archs` ("sm_80", ...: CUBIN each) and, with `ptx`, PTX
+  // for the oldest of them, which the driver compiles for newer GPUs. Needs NVRTC, not a GPU.
+  std::string with_binaries(const std::vector<std::string>& archs, bool ptx) const;
+
  private:
   struct Module;
   const Module& module_for(int device, CUstream stream, bool capturing) const;
+  // The module for a device of compute capability major.minor: from a stored binary that runs
+  // there, else compiled (and linked) from the source.
+  CUmodule load_module(int device, int major, int minor, DeferredLog& log) const;
   // The plan's launches, one by one, on `stream`.
   void launch_plan(const Module& mod, CUstream stream, const std::vector<void*>& params) const;
   // The plan as a CUDA graph (LaunchPlan::cuda_graphs), captured once per set of tensors.
@@ -73,6 +90,9 @@ class Program {
 
   std::string source_;
   std::string one_line_source_;
+  std::string code_;  // source_ without the stored binaries: what NVRTC compiles
+  std::vector<StoredBinary> stored_;
+  std::string profile_name_;
   NvrtcOptions options_;
   LaunchPlan plan_;
   mutable std::mutex mutex_;

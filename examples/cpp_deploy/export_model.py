@@ -1,7 +1,9 @@
 """Writes the model and data that run_model.cpp loads: a TorchScript module calling two parir
 kernels (an elementwise scaled add, then a parallel row sum), and its inputs with a float64
-reference. Needs no GPU; with one, it also runs the scripted model from Python and through a
-torch.jit.save/load round trip, and stores that output for the C++ program to compare.
+reference. Needs no GPU; with one, it also writes model_aot.pt, the same model with binaries
+for that GPU stored in its programs (parir.aot), runs the scripted model from Python and
+through a torch.jit.save/load round trip, and stores that output for the C++ program to
+compare.
 
     python3 export_model.py OUT_DIR
 """
@@ -37,14 +39,16 @@ def sum_rows(x, s, N, M):
 class Model(torch.nn.Module):
     """out[i] = sum_j (SCALE * x[i, j] + y[i, j]), for x and y of shape (ROWS, COLS)."""
 
-    def __init__(self):
+    def __init__(self, aot=False):
         super().__init__()
+        # The program texts; with aot, with binaries for this machine's GPU stored in them, so
+        # that the model runs without NVRTC there.
+        text = parir.aot if aot else parir.print_compiled
         like = torch.empty(ROWS, COLS, device="meta")
-        self.add = parir.print_compiled(scaled_add, [SCALE, like, like, like, ROWS, COLS],
-                                        parir.par({"N": parir.threads(ROWS)}))
-        self.rows = parir.print_compiled(
-            sum_rows, [like, torch.empty(ROWS, device="meta"), ROWS, COLS],
-            parir.par({"N": parir.threads(ROWS), "M": parir.threads(128).reduce()}))
+        self.add = text(scaled_add, [SCALE, like, like, like, ROWS, COLS],
+                        parir.par({"N": parir.threads(ROWS)}))
+        self.rows = text(sum_rows, [like, torch.empty(ROWS, device="meta"), ROWS, COLS],
+                         parir.par({"N": parir.threads(ROWS), "M": parir.threads(128).reduce()}))
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         # The outputs are read from the lists launch returns: TorchScript keeps the calls.
@@ -72,6 +76,9 @@ def main(out_dir):
     torch.jit.save(scripted, model_path)
     data = {"x": x, "y": y, "expected": expected}
     if torch.cuda.is_available():
+        aot_path = os.path.join(out_dir, "model_aot.pt")
+        torch.jit.save(parir.torchscript.script(Model(aot=True)), aot_path)
+        print(f"wrote {aot_path}, with binaries for this GPU")
         loaded = torch.jit.load(model_path)
         out = loaded(x.cuda(), y.cuda()).cpu()
         err = (out.double() - expected).abs().max().item()

@@ -8,10 +8,12 @@ all rows, on every rank.
 
     torchrun --standalone --nproc-per-node=2 examples/distributed/allreduce_gradients.py
 
-Each rank prints `rank R on cuda:R: OK` (or raises); the exit status is torchrun's.
+Each rank prints `rank R on cuda:R: OK` (or raises); the exit status is torchrun's. Where it
+cannot run (no torchrun, no GPU for each rank) it says why in one line and exits with 0.
 """
 
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -67,7 +69,26 @@ def reference(X, y, steps, scale):
     return w
 
 
+def why_it_cannot_run():
+    """One line saying why this machine cannot run the example, or None when it can."""
+    if "RANK" not in os.environ:
+        return ("allreduce_gradients.py runs one process per GPU: start it with "
+                "torchrun --standalone --nproc-per-node=2 examples/distributed/"
+                "allreduce_gradients.py")
+    if not torch.cuda.is_available():
+        return ("allreduce_gradients.py needs an NVIDIA GPU for each rank, and PyTorch finds "
+                "no CUDA GPU here")
+    if int(os.environ["LOCAL_RANK"]) >= torch.cuda.device_count():
+        return (f"allreduce_gradients.py needs a GPU for each rank: rank "
+                f"{os.environ['LOCAL_RANK']} has none ({torch.cuda.device_count()} GPU(s) here)")
+    return None
+
+
 def main():
+    why = why_it_cannot_run()
+    if why is not None:
+        print(why, file=sys.stderr)
+        return
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ["LOCAL_RANK"])
     device = torch.device("cuda", local_rank)

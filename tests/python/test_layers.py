@@ -16,6 +16,7 @@ SOURCE = Path(__file__).resolve().parents[2] / PACKAGE
 # extension, lies below them all.
 LAYERS = [
     "errors",
+    "logs",
     "plain_python_ops",
     "builtins",
     "plain_python_rewrite",
@@ -28,6 +29,7 @@ LAYERS = [
     "capture",
     "callees",
     "build",
+    "recompiles",
     "torch_ops",
     "checking",
     "jit_function",
