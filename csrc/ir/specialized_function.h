@@ -3,6 +3,7 @@
 // function specialized to those arguments. (Below it, ir/kernel.h: kernels and launch plan.)
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -50,6 +51,23 @@ struct CompileOptions {
   // device libraries to link.
   std::vector<std::string> includes, extra_flags, link_libraries;
 };
+
+// How the thread level of a kernel maps onto blocks: `threads` rounded up to a warp, in blocks
+// of `tpb` threads (the requested size, at most that many threads and at least a warp).
+struct BlockShape {
+  int64_t threads, tpb, blocks;
+};
+inline BlockShape block_shape(int64_t threads, int64_t requested_tpb) {
+  int64_t rounded = (threads + 31) / 32 * 32;
+  int64_t tpb = std::max<int64_t>(32, std::min(rounded, requested_tpb));
+  return {rounded, tpb, (rounded + tpb - 1) / tpb};
+}
+
+// Whether a reduction over `blocks` blocks runs them as one thread block cluster.
+inline bool runs_as_cluster(const CompileOptions& opts, int64_t blocks) {
+  return opts.use_cuda_thread_block_clusters && blocks > 1 &&
+         blocks <= opts.max_thread_blocks_per_cluster;
+}
 
 // A function specialized to its arguments: scalar parameters are gone (replaced by their values)
 // and every tensor parameter has a TensorType.

@@ -383,11 +383,8 @@ class Lowering {
     if (a_.labels.size() <= labels_used_) return false;  // the labels after the target's dims
     auto it = spec_.find(a_.labels.back());
     if (it == spec_.end()) return false;
-    int64_t threads = (it->second.threads + 31) / 32 * 32;
-    int64_t tpb = std::max<int64_t>(32, std::min(threads, it->second.threads_per_block()));
-    int64_t blocks = (threads + tpb - 1) / tpb;
-    return blocks > 1 && !(opts_.use_cuda_thread_block_clusters &&
-                           blocks <= opts_.max_thread_blocks_per_cluster);
+    int64_t blocks = block_shape(it->second.threads, it->second.threads_per_block()).blocks;
+    return blocks > 1 && !runs_as_cluster(opts_, blocks);
   }
 
   // Whether the values reduced have the target's type and accumulate in it (so no conversion

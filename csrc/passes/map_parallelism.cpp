@@ -196,8 +196,6 @@ class KernelScan : public IRVisitor {
   }
 };
 
-int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
-
 void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions& opts) {
   LevelCollector collect;
   bool gpu_root = k.root->as<GpuBlock>() != nullptr;
@@ -255,9 +253,9 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
 
   if (has_threads) {
     ParLevel& inner = k.levels.back();
-    inner.count = round_up(inner.count, 32);
-    k.tpb = std::max<int64_t>(32, std::min(inner.count, tpb));
-    k.inner_blocks = (inner.count + k.tpb - 1) / k.tpb;
+    BlockShape shape = block_shape(inner.count, tpb);
+    k.tpb = shape.tpb;
+    k.inner_blocks = shape.blocks;
     // Every launched thread takes part: a loop over blocks has a whole number of blocks' worth
     // of threads, else the last block's extra threads would repeat other threads' iterations.
     inner.count = k.inner_blocks * k.tpb;
@@ -265,8 +263,7 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
     k.tpb = 1;
     k.inner_blocks = 1;
   }
-  if (opts.use_cuda_thread_block_clusters && k.inner_blocks > 1 && k.inner_blocks <= opts.max_thread_blocks_per_cluster &&
-      contains_reduction(k.root))
+  if (runs_as_cluster(opts, k.inner_blocks) && contains_reduction(k.root))
     k.cluster = k.inner_blocks;
   // Guard the product against overflow before comparing it with the limit.
   double grid = static_cast<double>(k.inner_blocks);

@@ -65,12 +65,8 @@ bool spans_blocks(const StmtPtr& kernel, const CompileOptions& opts) {
     if (!tpb) tpb = loop->par->tpb;
   }
   if (!tpb) tpb = LoopPar::kDefaultThreadsPerBlock;
-  count = (count + 31) / 32 * 32;
-  int64_t block = std::max<int64_t>(32, std::min(count, tpb));
-  int64_t blocks = (count + block - 1) / block;
-  if (blocks <= 1) return false;
-  return !(opts.use_cuda_thread_block_clusters && blocks <= opts.max_thread_blocks_per_cluster &&
-           contains_reduction(kernel));
+  int64_t blocks = block_shape(count, tpb).blocks;
+  return blocks > 1 && !(runs_as_cluster(opts, blocks) && contains_reduction(kernel));
 }
 
 // Replaces reads of one variable with an expression.
