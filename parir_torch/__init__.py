@@ -68,8 +68,13 @@ def _library_dirs():
 _C.set_library_dirs(_library_dirs())
 
 from .builtins import (  # noqa: E402
-    abs, atan2, bfloat16, cos, exp, float16, float32, float64, gpu, inf, int8, int16, int32,
-    int64, label, log, max, min, prod, sin, sqrt, sum, tanh, uint8, uint16, uint32, uint64)
+    bfloat16, float16, float32, float64, gpu, int8, int16, int32, int64, label, uint8, uint16,
+    uint32, uint64)
+from .builtins import (  # noqa: E402 - the math library, as in a parir function
+    abs, acos, acosh, asin, asinh, atan, atan2, atanh, ceil, clamp, copysign, cos, cosh, e, erf,
+    erfc, exp, exp2, expm1, floor, fmod, hypot, inf, isfinite, isinf, isnan, log, log1p, log2,
+    log10, max, min, nan, pi, pow, prod, remainder, round, rsqrt, sigmoid, sign, sin, sinh,
+    sqrt, sum, tan, tanh, trunc, where)
 from .builtins import bool_ as _bool  # noqa: E402
 from ._C import ParirError  # noqa: E402
 from .errors import ParirTypeError, ParirValueError, ParirWarning  # noqa: E402
@@ -93,7 +98,11 @@ __all__ = [
     "gpu", "print_compiled", "aot", "compile_string", "clear_cache", "ParirError",
     "ParirTypeError", "ParirValueError", "ParirWarning", "JitFunction", "check",
     "backend_status", "ElemSize", "Target", "external", "call", "out_like", "torchscript",
-    "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "atan2", "min", "max", "sum", "prod", "inf",
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "clamp",
+    "copysign", "cos", "cosh", "e", "erf", "erfc", "exp", "exp2", "expm1", "floor", "fmod",
+    "hypot", "inf", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "max", "min",
+    "nan", "pi", "pow", "prod", "remainder", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh",
+    "sqrt", "sum", "tan", "tanh", "trunc", "where",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "bool",
 ]

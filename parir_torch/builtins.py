@@ -12,6 +12,7 @@ import math as _math
 import torch as _torch
 
 from .errors import ParirTypeError as _ParirTypeError
+from . import plain_python_ops as _ops
 from .plain_python_ops import promote as _promote
 
 
@@ -39,23 +40,103 @@ gpu = _GpuContext()
 inf = _math.inf
 
 
-def _unary(torch_fn, math_fn):
-    def fn(x):
-        if isinstance(x, _torch.Tensor):
-            return torch_fn(x if x.is_floating_point() else x.double())
-        return math_fn(x)
+pi = _math.pi
+e = _math.e
+nan = _math.nan
 
-    fn.__name__ = math_fn.__name__
-    fn.__doc__ = f"parir.{math_fn.__name__}(x), elementwise on tensors."
+
+def _on_number(torch_fn, x, dtype=_torch.float64):
+    """torch_fn of a Python number, computed as the compiled code computes a weak value (in
+    float64): log(0.0) is -inf and exp(1000.0) is inf, where Python's math module raises."""
+    return torch_fn(_torch.tensor(x, dtype=dtype)).item()
+
+
+def _named(fn, name, doc):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
     return fn
 
 
-exp = _unary(_torch.exp, _math.exp)
-log = _unary(_torch.log, _math.log)
-sqrt = _unary(_torch.sqrt, _math.sqrt)
-sin = _unary(_torch.sin, _math.sin)
-cos = _unary(_torch.cos, _math.cos)
-tanh = _unary(_torch.tanh, _math.tanh)
+def _float_unary(name, torch_fn):
+    """A math function computed in floating point: of an integer, in float64."""
+    def fn(x):
+        if isinstance(x, _torch.Tensor):
+            return torch_fn(x if x.is_floating_point() else x.double())
+        return _on_number(torch_fn, float(x))
+
+    return _named(fn, name, f"parir.{name}(x), as torch.{name}; of an integer, a float64.")
+
+
+exp = _float_unary("exp", _torch.exp)
+exp2 = _float_unary("exp2", _torch.exp2)
+expm1 = _float_unary("expm1", _torch.expm1)
+log = _float_unary("log", _torch.log)
+log2 = _float_unary("log2", _torch.log2)
+log10 = _float_unary("log10", _torch.log10)
+log1p = _float_unary("log1p", _torch.log1p)
+sqrt = _float_unary("sqrt", _torch.sqrt)
+rsqrt = _float_unary("rsqrt", _torch.rsqrt)
+sin = _float_unary("sin", _torch.sin)
+cos = _float_unary("cos", _torch.cos)
+tan = _float_unary("tan", _torch.tan)
+asin = _float_unary("asin", _torch.asin)
+acos = _float_unary("acos", _torch.acos)
+atan = _float_unary("atan", _torch.atan)
+sinh = _float_unary("sinh", _torch.sinh)
+cosh = _float_unary("cosh", _torch.cosh)
+tanh = _float_unary("tanh", _torch.tanh)
+asinh = _float_unary("asinh", _torch.asinh)
+acosh = _float_unary("acosh", _torch.acosh)
+atanh = _float_unary("atanh", _torch.atanh)
+erf = _float_unary("erf", _torch.erf)
+erfc = _float_unary("erfc", _torch.erfc)
+sigmoid = _float_unary("sigmoid", _torch.sigmoid)
+
+
+def _rounding(name, torch_fn):
+    """Rounding as torch's: a float stays a float of its type, an integer is itself."""
+    def fn(x):
+        if isinstance(x, _torch.Tensor):
+            if x.dtype == _torch.bool:
+                return x.long()
+            return torch_fn(x) if x.is_floating_point() else x
+        if isinstance(x, float):
+            return _on_number(torch_fn, x)
+        return _py.int(x)
+
+    return _named(fn, name, f"parir.{name}(x), as torch.{name}: of a float, a float of its "
+                            f"type; of an integer, the integer.")
+
+
+floor = _rounding("floor", _torch.floor)
+ceil = _rounding("ceil", _torch.ceil)
+round = _rounding("round", _torch.round)  # noqa: A001 - to the nearest even, as torch.round
+trunc = _rounding("trunc", _torch.trunc)
+
+
+def _test(name, torch_fn):
+    def fn(x):
+        if isinstance(x, _torch.Tensor):
+            return torch_fn(x)
+        return _torch.tensor(_on_number(torch_fn, x, _torch.float64 if isinstance(x, float)
+                                        else _torch.int64))
+
+    return _named(fn, name, f"parir.{name}(x), as torch.{name}: a bool.")
+
+
+isnan = _test("isnan", _torch.isnan)
+isinf = _test("isinf", _torch.isinf)
+isfinite = _test("isfinite", _torch.isfinite)
+
+
+def sign(x):
+    """parir.sign(x), as torch.sign: -1, 0 or 1 of x's type (0 for a NaN); of a bool, itself."""
+    if isinstance(x, _torch.Tensor):
+        return _torch.sign(x)
+    if isinstance(x, bool):
+        return x
+    s = (0 < x) - (x < 0)
+    return float(s) if isinstance(x, float) else s
 
 
 def abs(x):  # noqa: A001 - parir.abs mirrors Python's abs
@@ -65,18 +146,72 @@ def abs(x):  # noqa: A001 - parir.abs mirrors Python's abs
     return _py.abs(x)
 
 
-def atan2(y, x):
-    """parir.atan2(y, x), computed in the promoted type of y and x (float64 for integers)."""
-    if isinstance(y, _torch.Tensor) or isinstance(x, _torch.Tensor):
-        dtype, _ = _promote(y, x)
-        return _torch.atan2(*_as_tensors(y, x, dtype if dtype.is_floating_point
-                                         else _torch.float64))
-    return _math.atan2(y, x)
+def _float_binary(name, torch_fn):
+    """A math function of two values, computed in their promoted type (float64 for integers)."""
+    def fn(a, b):
+        dtype, weak = _promote(a, b)
+        if not dtype.is_floating_point:
+            dtype = _torch.float64
+        r = torch_fn(*_as_tensors(a, b, dtype))
+        return r.item() if weak else r
+
+    return _named(fn, name, f"parir.{name}(a, b), as torch.{name}, in the promoted type of a "
+                            f"and b.")
+
+
+atan2 = _float_binary("atan2", _torch.atan2)
+copysign = _float_binary("copysign", _torch.copysign)
+hypot = _float_binary("hypot", _torch.hypot)
+
+
+def fmod(a, b):
+    """parir.fmod(a, b), as torch.fmod: the remainder of division truncated toward zero, whose
+    sign is a's (`%` is Python's, whose sign is b's)."""
+    dtype, weak = _promote(a, b)
+    if dtype == _torch.bool:
+        dtype = _torch.int64
+    r = _torch.fmod(*_as_tensors(a, b, dtype))
+    return r.item() if weak else r
+
+
+def pow(a, b):  # noqa: A001 - parir.pow mirrors torch.pow
+    """parir.pow(a, b): a ** b."""
+    return _ops.pow(a, b)
+
+
+def remainder(a, b):
+    """parir.remainder(a, b), as torch.remainder: a % b, whose sign is b's."""
+    return _ops.mod(a, b)
+
+
+def where(condition, a, b):
+    """parir.where(c, a, b): a if c else b, in the promoted type of a and b."""
+    dtype, weak = _promote(a, b)
+    v = a if condition else b
+    if not weak:
+        return v.to(dtype) if isinstance(v, _torch.Tensor) else _torch.tensor(v, dtype=dtype)
+    if dtype.is_floating_point:
+        return float(v)
+    return _py.bool(v) if dtype == _torch.bool else _py.int(v)
+
+
+def clamp(x, min=None, max=None):  # noqa: A002 - torch.clamp's keyword names
+    """parir.clamp(x, min, max), as torch.clamp: max(x, min), then min(.., max); a NaN stays
+    NaN. Either bound may be left out."""
+    if min is None and max is None:
+        raise _ParirTypeError("parir.clamp needs at least one of the bounds min and max")
+    if min is not None:
+        x = globals()["max"](x, min)
+    if max is not None:
+        x = globals()["min"](x, max)
+    return x
 
 
 def _as_tensors(a, b, dtype):
-    """a and b as tensors of `dtype`, a Python number on the device of the tensor beside it."""
-    device = (a if isinstance(a, _torch.Tensor) else b).device
+    """a and b as tensors of `dtype`, a Python number on the device of the tensor beside it
+    (on the CPU when both are Python numbers)."""
+    device = a.device if isinstance(a, _torch.Tensor) else \
+        b.device if isinstance(b, _torch.Tensor) else "cpu"
     return tuple(v.to(dtype) if isinstance(v, _torch.Tensor)
                  else _torch.tensor(v, dtype=dtype, device=device) for v in (a, b))
 
@@ -186,9 +321,16 @@ for _name, _fn in [("int8", int8), ("int16", int16), ("int32", int32), ("int64",
 
 # The names the compiler recognizes when a parir function refers to them (besides `parir.X`).
 COMPILER_NAMES = {
-    "label": label, "gpu": gpu, "inf": inf, "exp": exp, "log": log, "sqrt": sqrt, "sin": sin,
-    "cos": cos, "tanh": tanh, "abs": abs, "atan2": atan2, "min": min, "max": max, "sum": sum,
-    "prod": prod,
+    "label": label, "gpu": gpu, "inf": inf, "pi": pi, "e": e, "nan": nan,
+    "exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "log2": log2, "log10": log10,
+    "log1p": log1p, "sqrt": sqrt, "rsqrt": rsqrt, "sin": sin, "cos": cos, "tan": tan,
+    "asin": asin, "acos": acos, "atan": atan, "sinh": sinh, "cosh": cosh, "tanh": tanh,
+    "asinh": asinh, "acosh": acosh, "atanh": atanh, "erf": erf, "erfc": erfc,
+    "sigmoid": sigmoid, "floor": floor, "ceil": ceil, "round": round, "trunc": trunc,
+    "isnan": isnan, "isinf": isinf, "isfinite": isfinite, "sign": sign, "abs": abs,
+    "atan2": atan2, "copysign": copysign, "hypot": hypot, "fmod": fmod, "pow": pow,
+    "remainder": remainder, "where": where, "clamp": clamp, "min": min, "max": max,
+    "sum": sum, "prod": prod,
     "int8": int8, "int16": int16, "int32": int32, "int64": int64, "uint8": uint8,
     "uint16": uint16, "uint32": uint32, "uint64": uint64, "float16": float16,
     "bfloat16": bfloat16, "float32": float32, "float64": float64, "bool": bool_,

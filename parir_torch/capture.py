@@ -23,6 +23,10 @@ def closure_scope(fn):
     return scope
 
 
+# parir.inf, parir.pi, ...: a global bound to one of these is a float like any other.
+_CONSTANTS = ("inf", "nan", "pi", "e")
+
+
 def compiler_aliases(fn):
     """The names under which `fn` reaches parir: {'parir': 'module', 'label': 'label', ...}."""
     package = sys.modules[__package__]
@@ -32,7 +36,7 @@ def compiler_aliases(fn):
         for name, value in scope.items():
             if value is package:
                 out[name] = "module"
-            elif id(value) in by_id and by_id[id(value)] != "inf":
+            elif id(value) in by_id and by_id[id(value)] not in _CONSTANTS:
                 out[name] = by_id[id(value)]
     return out
 

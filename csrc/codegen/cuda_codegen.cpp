@@ -413,6 +413,10 @@ class KernelPrinter {
         internal_error("'{}' reaches code generation; call inline_functions before "
                        "generate_cuda",
                        to_string(e));
+      case ExprKind::TensorShape:
+        internal_error("'{}' reaches code generation; call specialize_arguments before "
+                       "generate_cuda",
+                       to_string(e));
     }
     internal_error("an expression of unknown kind reaches code generation");
   }

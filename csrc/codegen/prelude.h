@@ -88,20 +88,77 @@ template <typename T> PARIR_FN T abs(T a) { return a < 0 ? T(-a) : a; }
 PARIR_FN float abs(float a) { return fabsf(a); }
 PARIR_FN double abs(double a) { return fabs(a); }
 
-PARIR_FN float exp(float a) { return expf(a); }
-PARIR_FN double exp(double a) { return ::exp(a); }
-PARIR_FN float log(float a) { return logf(a); }
-PARIR_FN double log(double a) { return ::log(a); }
-PARIR_FN float sqrt(float a) { return sqrtf(a); }
-PARIR_FN double sqrt(double a) { return ::sqrt(a); }
-PARIR_FN float sin(float a) { return sinf(a); }
-PARIR_FN double sin(double a) { return ::sin(a); }
-PARIR_FN float cos(float a) { return cosf(a); }
-PARIR_FN double cos(double a) { return ::cos(a); }
-PARIR_FN float tanh(float a) { return tanhf(a); }
-PARIR_FN double tanh(double a) { return ::tanh(a); }
-PARIR_FN float atan2(float a, float b) { return atan2f(a, b); }
-PARIR_FN double atan2(double a, double b) { return ::atan2(a, b); }
+// The math functions of floats, each the CUDA math library's function of that precision.
+#define PARIR_MATH1(name, f32, f64)                  \
+  PARIR_FN float name(float a) { return f32(a); }    \
+  PARIR_FN double name(double a) { return f64(a); }
+#define PARIR_MATH2(name, f32, f64)                                 \
+  PARIR_FN float name(float a, float b) { return f32(a, b); }      \
+  PARIR_FN double name(double a, double b) { return f64(a, b); }
+PARIR_MATH1(exp, expf, ::exp)
+PARIR_MATH1(exp2, exp2f, ::exp2)
+PARIR_MATH1(expm1, expm1f, ::expm1)
+PARIR_MATH1(log, logf, ::log)
+PARIR_MATH1(log2, log2f, ::log2)
+PARIR_MATH1(log10, log10f, ::log10)
+PARIR_MATH1(log1p, log1pf, ::log1p)
+PARIR_MATH1(sqrt, sqrtf, ::sqrt)
+PARIR_MATH1(rsqrt, rsqrtf, ::rsqrt)
+PARIR_MATH1(sin, sinf, ::sin)
+PARIR_MATH1(cos, cosf, ::cos)
+PARIR_MATH1(tan, tanf, ::tan)
+PARIR_MATH1(asin, asinf, ::asin)
+PARIR_MATH1(acos, acosf, ::acos)
+PARIR_MATH1(atan, atanf, ::atan)
+PARIR_MATH1(sinh, sinhf, ::sinh)
+PARIR_MATH1(cosh, coshf, ::cosh)
+PARIR_MATH1(tanh, tanhf, ::tanh)
+PARIR_MATH1(asinh, asinhf, ::asinh)
+PARIR_MATH1(acosh, acoshf, ::acosh)
+PARIR_MATH1(atanh, atanhf, ::atanh)
+PARIR_MATH1(erf, erff, ::erf)
+PARIR_MATH1(erfc, erfcf, ::erfc)
+PARIR_MATH2(atan2, atan2f, ::atan2)
+PARIR_MATH2(copysign, copysignf, ::copysign)
+PARIR_MATH2(hypot, hypotf, ::hypot)
+#undef PARIR_MATH1
+#undef PARIR_MATH2
+PARIR_FN float sigmoid(float a) { return 1.0f / (1.0f + expf(-a)); }
+PARIR_FN double sigmoid(double a) { return 1.0 / (1.0 + ::exp(-a)); }
+
+// Rounding, as torch's: of an integer, the integer itself; round() to the nearest even.
+template <typename T> PARIR_FN T floor(T a) { return a; }
+template <typename T> PARIR_FN T ceil(T a) { return a; }
+template <typename T> PARIR_FN T round(T a) { return a; }
+template <typename T> PARIR_FN T trunc(T a) { return a; }
+PARIR_FN float floor(float a) { return floorf(a); }
+PARIR_FN double floor(double a) { return ::floor(a); }
+PARIR_FN float ceil(float a) { return ceilf(a); }
+PARIR_FN double ceil(double a) { return ::ceil(a); }
+PARIR_FN float round(float a) { return rintf(a); }
+PARIR_FN double round(double a) { return ::rint(a); }
+PARIR_FN float trunc(float a) { return truncf(a); }
+PARIR_FN double trunc(double a) { return ::trunc(a); }
+
+// C's remainder, whose sign is the dividend's (torch.fmod); % is Python's (mod above).
+template <typename T> PARIR_FN T fmod(T a, T b) { return a % b; }
+PARIR_FN float fmod(float a, float b) { return fmodf(a, b); }
+PARIR_FN double fmod(double a, double b) { return ::fmod(a, b); }
+
+// -1, 0 or 1, as torch.sign: 0 for a NaN, and of a bool the bool itself.
+template <typename T> PARIR_FN T sign(T a) { return T((T(0) < a) - (a < T(0))); }
+PARIR_FN bool sign(bool a) { return a; }
+
+// The tests of floats, which of an integer or a bool are constant.
+template <typename T> PARIR_FN bool isnan(T) { return false; }
+template <typename T> PARIR_FN bool isinf(T) { return false; }
+template <typename T> PARIR_FN bool isfinite(T) { return true; }
+PARIR_FN bool isnan(float a) { return a != a; }
+PARIR_FN bool isnan(double a) { return a != a; }
+PARIR_FN bool isinf(float a) { return fabsf(a) == inf<float>(); }
+PARIR_FN bool isinf(double a) { return fabs(a) == inf<double>(); }
+PARIR_FN bool isfinite(float a) { return fabsf(a) < inf<float>(); }
+PARIR_FN bool isfinite(double a) { return fabs(a) < inf<double>(); }
 
 // The number of iterations of range(lo, hi, step), step != 0.
 PARIR_FN int64_t trip_count(int64_t lo, int64_t hi, int64_t step) {
@@ -367,6 +424,13 @@ template <typename To, typename H> PARIR_FN To from_half(H h) {
   PARIR_FN H min(H a, H b) { return __hmin_nan(a, b); }                                \
   PARIR_FN H max(H a, H b) { return __hmax_nan(a, b); }                                \
   PARIR_FN H atan2(H a, H b) { return conv(atan2f(to_float(a), to_float(b))); }        \
+  PARIR_FN H copysign(H a, H b) { return conv(copysignf(to_float(a), to_float(b))); }  \
+  PARIR_FN H hypot(H a, H b) { return conv(hypotf(to_float(a), to_float(b))); }        \
+  PARIR_FN H fmod(H a, H b) { return conv(fmodf(to_float(a), to_float(b))); }          \
+  PARIR_FN H sign(H a) { return conv(sign(to_float(a))); }                             \
+  PARIR_FN bool isnan(H a) { return __hisnan(a); }                                     \
+  PARIR_FN bool isinf(H a) { return isinf(to_float(a)); }                              \
+  PARIR_FN bool isfinite(H a) { return isfinite(to_float(a)); }                        \
   PARIR_FN H pow(H a, H b) { return conv(powf(to_float(a), to_float(b))); }            \
   PARIR_FN H floordiv(H a, H b) { return conv(floorf(to_float(a) / to_float(b))); }    \
   PARIR_FN H mod(H a, H b) {                                                           \
@@ -377,6 +441,37 @@ template <typename To, typename H> PARIR_FN To from_half(H h) {
 PARIR_HALF_MATH(__half, __float2half_rn)
 PARIR_HALF_MATH(__nv_bfloat16, __float2bfloat16_rn)
 #undef PARIR_HALF_MATH
+
+// The other math functions of the half types compute in float and round once, as PyTorch's
+// kernels for these types do.
+#define PARIR_HALF_VIA_FLOAT(name)                                                     \
+  PARIR_FN __half name(__half a) { return __float2half_rn(name(to_float(a))); }        \
+  PARIR_FN __nv_bfloat16 name(__nv_bfloat16 a) {                                      \
+    return __float2bfloat16_rn(name(to_float(a)));                                     \
+  }
+PARIR_HALF_VIA_FLOAT(exp2)
+PARIR_HALF_VIA_FLOAT(expm1)
+PARIR_HALF_VIA_FLOAT(log2)
+PARIR_HALF_VIA_FLOAT(log10)
+PARIR_HALF_VIA_FLOAT(log1p)
+PARIR_HALF_VIA_FLOAT(rsqrt)
+PARIR_HALF_VIA_FLOAT(tan)
+PARIR_HALF_VIA_FLOAT(asin)
+PARIR_HALF_VIA_FLOAT(acos)
+PARIR_HALF_VIA_FLOAT(atan)
+PARIR_HALF_VIA_FLOAT(sinh)
+PARIR_HALF_VIA_FLOAT(cosh)
+PARIR_HALF_VIA_FLOAT(asinh)
+PARIR_HALF_VIA_FLOAT(acosh)
+PARIR_HALF_VIA_FLOAT(atanh)
+PARIR_HALF_VIA_FLOAT(erf)
+PARIR_HALF_VIA_FLOAT(erfc)
+PARIR_HALF_VIA_FLOAT(sigmoid)
+PARIR_HALF_VIA_FLOAT(floor)
+PARIR_HALF_VIA_FLOAT(ceil)
+PARIR_HALF_VIA_FLOAT(round)
+PARIR_HALF_VIA_FLOAT(trunc)
+#undef PARIR_HALF_VIA_FLOAT
 #undef PARIR_FN
 
 }  // namespace parir

@@ -219,15 +219,15 @@ class Converter {
     std::string t = node_type(node);
     Loc l = loc(node);
     if (t == "Constant") return constant(node);
-    if (t == "Name") {
-      if (!parir_name(node).empty() && parir_name(node) == "inf")
-        return float_imm(std::numeric_limits<double>::infinity(), l);
-      return var(py::str(node.attr("id")), l);
-    }
+    if (t == "Name") return var(py::str(node.attr("id")), l);
     if (t == "Attribute") {
       std::string name = parir_name(node);
       if (name == "inf") return float_imm(std::numeric_limits<double>::infinity(), l);
+      if (name == "nan") return float_imm(std::numeric_limits<double>::quiet_NaN(), l);
+      if (name == "pi") return float_imm(3.141592653589793, l);
+      if (name == "e") return float_imm(2.718281828459045, l);
       if (!name.empty()) fail_at(node, fmt::format("parir.{} cannot be used as a value", name));
+      if (ExprPtr s = shape_attribute(node)) return s;
       fail_at(node, "attribute access is not supported in parir functions");
     }
     if (t == "Subscript") return subscript(node);
@@ -281,8 +281,86 @@ class Converter {
     return std::string(py::str(base.attr("id"))) + "." + k;
   }
 
+  // ----- shapes: x.shape[d], x.size(d), len(x), x.numel(), x.ndim, x.dim() --------------
+
+  // The tensor that `node` names as the base of a shape query: "x" for x, "d.x" for d['x'];
+  // "" for anything else.
+  std::string tensor_name(const py::handle& node) const {
+    if (node_type(node) == "Name" && parir_name(node).empty()) return py::str(node.attr("id"));
+    if (node_type(node) == "Subscript") return dict_entry(node);
+    return "";
+  }
+
+  ExprPtr shape_query(const std::string& tensor, TensorShape::Query q, const py::handle& node,
+                      int dim = 0) {
+    return std::make_shared<TensorShape>(tensor, q, dim, 0, loc(node));
+  }
+
+  // The literal dimension of x.shape[d] or x.size(d).
+  int literal_dim(const py::handle& d, const py::handle& node, const char* what) {
+    bool negative = node_type(d) == "UnaryOp" && node_type(d.attr("op")) == "USub";
+    py::handle c = negative ? d.attr("operand") : d;
+    if (node_type(c) != "Constant" || !py::isinstance<py::int_>(c.attr("value")) ||
+        py::isinstance<py::bool_>(c.attr("value")))
+      fail_at(node, fmt::format("the dimension in {} must be an integer literal, as in {}",
+                                what, std::string(what) == "x.shape[d]" ? "x.shape[0]"
+                                                                        : "x.size(0)"));
+    int v = c.attr("value").cast<int>();
+    return negative ? -v : v;
+  }
+
+  // x.ndim, and x.shape on its own (which is a tuple): nullptr for other attributes.
+  ExprPtr shape_attribute(const py::handle& node) {
+    std::string attr = py::str(node.attr("attr"));
+    std::string tensor = tensor_name(node.attr("value"));
+    if (tensor.empty() || (attr != "ndim" && attr != "shape")) return nullptr;
+    if (attr == "shape")
+      fail_at(node, fmt::format("{}.shape is a tuple, which parir functions do not have; use "
+                                "one dimension at a time, as in {}.shape[0]",
+                                display_name(tensor), display_name(tensor)));
+    return shape_query(tensor, TensorShape::Query::Rank, node);
+  }
+
+  // x.size(d), x.numel(), x.dim(), len(x): nullptr for other calls.
+  ExprPtr shape_call(const py::handle& node) {
+    py::handle func = node.attr("func");
+    py::list args = node.attr("args");
+    if (py::len(node.attr("keywords")) > 0) return nullptr;
+    if (node_type(func) == "Name" && std::string(py::str(func.attr("id"))) == "len" &&
+        py::len(args) == 1) {
+      std::string tensor = tensor_name(args[0]);
+      if (tensor.empty()) fail_at(node, "len() is only defined for tensor arguments here");
+      return shape_query(tensor, TensorShape::Query::Dim, node, 0);
+    }
+    if (node_type(func) != "Attribute") return nullptr;
+    std::string tensor = tensor_name(func.attr("value"));
+    std::string method = py::str(func.attr("attr"));
+    if (tensor.empty() || (method != "size" && method != "numel" && method != "dim"))
+      return nullptr;
+    if (method == "size") {
+      if (py::len(args) != 1)
+        fail_at(node, fmt::format("{}.size() is a tuple, which parir functions do not have; "
+                                  "use one dimension at a time, as in {}.size(0)",
+                                  display_name(tensor), display_name(tensor)));
+      return shape_query(tensor, TensorShape::Query::Dim, node,
+                         literal_dim(args[0], node, "x.size(d)"));
+    }
+    if (py::len(args) != 0) fail_at(node, fmt::format("{}.{}() takes no arguments", tensor,
+                                                      method));
+    return shape_query(tensor, method == "numel" ? TensorShape::Query::Numel
+                                                 : TensorShape::Query::Rank,
+                       node);
+  }
+
   ExprPtr subscript(const py::handle& node) {
     if (std::string entry = dict_entry(node); !entry.empty()) return var(entry, loc(node));
+    if (py::handle v = node.attr("value");
+        node_type(v) == "Attribute" && std::string(py::str(v.attr("attr"))) == "shape") {
+      std::string tensor = tensor_name(v.attr("value"));
+      if (!tensor.empty())
+        return shape_query(tensor, TensorShape::Query::Dim, node,
+                           literal_dim(node.attr("slice"), node, "x.shape[d]"));
+    }
     py::handle base = node.attr("value");
     std::string tensor;
     if (node_type(base) == "Subscript") tensor = dict_entry(base);  // d['x'][i]
@@ -393,6 +471,33 @@ class Converter {
     return std::make_shared<SliceReduce>(op, args[0], axis, loc(node));
   }
 
+  // parir.clamp(x, lo, hi), with lo or hi also as the keywords min= and max= (either may be
+  // left out): max(x, lo) then min(.., hi), which keeps a NaN x NaN, as torch.clamp does.
+  ExprPtr clamp(const py::handle& node, std::vector<ExprPtr> args) {
+    ExprPtr bound[2];
+    if (args.empty() || args.size() > 3)
+      fail_at(node, "parir.clamp takes a value and the bounds min and max, as in "
+                    "parir.clamp(x, 0.0, 1.0) or parir.clamp(x, min=0.0)");
+    for (size_t i = 1; i < args.size(); ++i) bound[i - 1] = args[i];
+    for (const auto& kw : node.attr("keywords")) {
+      py::object arg = kw.attr("arg");
+      std::string k = arg.is_none() ? "**" : std::string(py::str(arg));
+      int which = k == "min" ? 0 : k == "max" ? 1 : -1;
+      if (which < 0) fail_at(node, fmt::format("parir.clamp has no keyword argument '{}'", k));
+      if (bound[which]) fail_at(node, fmt::format("parir.clamp is given {} twice", k));
+      bound[which] = expr(kw.attr("value"));
+    }
+    if (!bound[0] && !bound[1])
+      fail_at(node, "parir.clamp needs at least one of the bounds min and max");
+    Loc l = loc(node);
+    ExprPtr v = args[0];
+    if (bound[0]) v = std::make_shared<Call>(Builtin::Max, std::vector<ExprPtr>{v, bound[0]},
+                                             Type{}, l);
+    if (bound[1]) v = std::make_shared<Call>(Builtin::Min, std::vector<ExprPtr>{v, bound[1]},
+                                             Type{}, l);
+    return v;
+  }
+
   // "f" for a Name, "mod.f" for an attribute of a name; "" otherwise.
   static std::string dotted_name(const py::handle& node) {
     std::string t = node_type(node);
@@ -403,6 +508,7 @@ class Converter {
   }
 
   ExprPtr call(const py::handle& node) {
+    if (ExprPtr s = shape_call(node)) return s;
     Loc l = loc(node);
     py::handle func = node.attr("func");
     std::vector<ExprPtr> args;
@@ -436,8 +542,16 @@ class Converter {
     bool reduction = name == "sum" || name == "prod" ||
                      ((name == "min" || name == "max") && args.size() == 1);
     if (reduction) return slice_reduction(node, name, args);
+    if (name == "clamp") return clamp(node, std::move(args));
     if (py::len(node.attr("keywords")) > 0)
       fail_at(node, "keyword arguments are not supported in this call");
+    if (name == "pow" || name == "remainder" || name == "where") {
+      if (args.size() != (name == "where" ? 3u : 2u))
+        fail_at(node, fmt::format("parir.{} takes {} arguments, got {}", name,
+                                  name == "where" ? 3 : 2, args.size()));
+      if (name == "where") return std::make_shared<Select>(args[0], args[1], args[2], Type{}, l);
+      return binary(name == "pow" ? BinaryOp::Pow : BinaryOp::Mod, args[0], args[1], l);
+    }
     if (auto b = builtin_from_name(name)) {
       if (static_cast<int>(args.size()) != arity(*b))
         fail_at(node, fmt::format("parir.{} takes {} argument{}, got {}", name, arity(*b),

@@ -157,6 +157,19 @@ std::string expr_text(const ExprNode& e) {
       for (const auto& a : n.args) args.push_back(expr_text(*a));
       return fmt::format("{}({})", n.fn->python_name, fmt::join(args, ", "));
     }
+    case ExprKind::TensorShape: {
+      const auto& n = static_cast<const TensorShape&>(e);
+      std::string view = n.skip ? fmt::format("{}[{} indices]", n.tensor, n.skip) : n.tensor;
+      switch (n.query) {
+        case TensorShape::Query::Dim:
+          return fmt::format("{}.shape[{}]", view, n.dim);
+        case TensorShape::Query::Numel:
+          return fmt::format("{}.numel()", view);
+        case TensorShape::Query::Rank:
+          return fmt::format("{}.ndim", view);
+      }
+      return "?";
+    }
     case ExprKind::SliceReduce: {
       const auto& n = static_cast<const SliceReduce&>(e);
       return n.axis ? fmt::format("parir.{}({}, axis={})", python_name(n.op), expr_text(*n.arg),

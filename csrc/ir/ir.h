@@ -50,7 +50,8 @@ namespace parir {
   X(Slice)                     \
   X(SliceReduce)               \
   X(CallFunction)              \
-  X(ExternCall)
+  X(ExternCall)                \
+  X(TensorShape)
 
 #define PARIR_FOR_EACH_STMT(X) \
   X(Assign)                    \
@@ -203,16 +204,48 @@ struct Binary : ExprNode {
       : ExprNode(static_kind, t, l), op(o), a(std::move(x)), b(std::move(y)) {}
 };
 
-// Built-in functions, called as parir.<name>(...): (enumerator, Python name, arity).
+// Built-in functions, called as parir.<name>(...): (enumerator, Python name, arity). How each
+// is typed is in infer_types (builtin_result_type); the CUDA for each is in the prelude.
+// parir.pow, parir.remainder, parir.clamp and parir.where are not calls: the front end writes
+// them as **, %, min/max and a Select.
 #define PARIR_FOR_EACH_BUILTIN(X) \
   X(Exp, "exp", 1)                \
+  X(Exp2, "exp2", 1)              \
+  X(Expm1, "expm1", 1)            \
   X(Log, "log", 1)                \
+  X(Log2, "log2", 1)              \
+  X(Log10, "log10", 1)            \
+  X(Log1p, "log1p", 1)            \
   X(Sqrt, "sqrt", 1)              \
+  X(Rsqrt, "rsqrt", 1)            \
   X(Sin, "sin", 1)                \
   X(Cos, "cos", 1)                \
+  X(Tan, "tan", 1)                \
+  X(Asin, "asin", 1)              \
+  X(Acos, "acos", 1)              \
+  X(Atan, "atan", 1)              \
+  X(Sinh, "sinh", 1)              \
+  X(Cosh, "cosh", 1)              \
   X(Tanh, "tanh", 1)              \
+  X(Asinh, "asinh", 1)            \
+  X(Acosh, "acosh", 1)            \
+  X(Atanh, "atanh", 1)            \
+  X(Erf, "erf", 1)                \
+  X(Erfc, "erfc", 1)              \
+  X(Sigmoid, "sigmoid", 1)        \
+  X(Floor, "floor", 1)            \
+  X(Ceil, "ceil", 1)              \
+  X(Round, "round", 1)            \
+  X(Trunc, "trunc", 1)            \
   X(Abs, "abs", 1)                \
+  X(Sign, "sign", 1)              \
+  X(IsNan, "isnan", 1)            \
+  X(IsInf, "isinf", 1)            \
+  X(IsFinite, "isfinite", 1)      \
   X(Atan2, "atan2", 2)            \
+  X(Copysign, "copysign", 2)      \
+  X(Hypot, "hypot", 2)            \
+  X(Fmod, "fmod", 2)              \
   X(Min, "min", 2)                \
   X(Max, "max", 2)
 
@@ -282,6 +315,22 @@ struct CallFunction : ExprNode {
   std::vector<ExprPtr> args;
   CallFunction(std::string n, std::vector<ExprPtr> a, Loc l)
       : ExprNode(static_kind, Type{}, l), name(std::move(n)), args(std::move(a)) {}
+};
+
+// x.shape[d], x.size(d) and len(x) (a Dim), x.numel() (a Numel), x.ndim and x.dim() (a Rank)
+// of a tensor argument x: compile-time constants, as shapes are part of a specialization, which
+// specialize_arguments puts in their place. `dim` is as written (negative counts from the end).
+// `skip` counts the leading dimensions that a view x[i, j] passed to a called function has
+// indexed away (inline_functions sets it): the view's shape is the tensor's after those.
+struct TensorShape : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::TensorShape;
+  enum class Query : uint8_t { Dim, Numel, Rank };
+  std::string tensor;
+  Query query;
+  int dim;
+  int skip;
+  TensorShape(std::string t, Query q, int d, int s, Loc l)
+      : ExprNode(static_kind, Type{}, l), tensor(std::move(t)), query(q), dim(d), skip(s) {}
 };
 
 // A device function from outside parir (parir.external): a CUDA intrinsic or a function of a

@@ -37,6 +37,7 @@ void IRVisitor::visit_node(const IntImm*) {}
 void IRVisitor::visit_node(const FloatImm*) {}
 void IRVisitor::visit_node(const BoolImm*) {}
 void IRVisitor::visit_node(const Var*) {}
+void IRVisitor::visit_node(const TensorShape*) {}
 void IRVisitor::visit_node(const Load* n) {
   for (const auto& i : n->indices) visit(i);
 }
@@ -151,6 +152,7 @@ ExprPtr IRMutator::mutate_node(const IntImm*, const ExprPtr& self) { return self
 ExprPtr IRMutator::mutate_node(const FloatImm*, const ExprPtr& self) { return self; }
 ExprPtr IRMutator::mutate_node(const BoolImm*, const ExprPtr& self) { return self; }
 ExprPtr IRMutator::mutate_node(const Var*, const ExprPtr& self) { return self; }
+ExprPtr IRMutator::mutate_node(const TensorShape*, const ExprPtr& self) { return self; }
 
 ExprPtr IRMutator::mutate_node(const Load* n, const ExprPtr& self) {
   std::vector<ExprPtr> idx;

@@ -162,18 +162,32 @@ class Typer : public IRMutator {
       first = false;
     }
     if (!t.known()) return std::make_shared<Call>(n->fn, std::move(args), Type{}, n->loc);
+    Type result;
     switch (n->fn) {
       case Builtin::Min:
       case Builtin::Max:
+      case Builtin::Sign:  // as torch.sign: of a bool, a bool
+        result = t;
         break;
       case Builtin::Abs:
-        t = numeric(t);
+      case Builtin::Fmod:
+      case Builtin::Floor:  // as torch.floor: of an integer, the integer itself
+      case Builtin::Ceil:
+      case Builtin::Round:
+      case Builtin::Trunc:
+        result = t = numeric(t);
+        break;
+      case Builtin::IsNan:  // a test of the value as it is
+      case Builtin::IsInf:
+      case Builtin::IsFinite:
+        result = kBool;
         break;
       default:  // exp, log, ... compute in floating point
         if (!is_float(t.scalar)) t = default_float(t.weak);
+        result = t;
     }
     for (auto& x : args) x = coerce(x, t);
-    return std::make_shared<Call>(n->fn, std::move(args), t, n->loc);
+    return std::make_shared<Call>(n->fn, std::move(args), result, n->loc);
   }
 
   // An external's arguments convert to its parameter types, as in a C++ call.

@@ -28,6 +28,7 @@ class Usage : public IRVisitor {
     used_by_name.insert(base(n->tensor));
     IRVisitor::visit_node(n);
   }
+  void visit_node(const TensorShape* n) override { used_by_name.insert(base(n->tensor)); }
   void visit_node(const Assign* n) override {
     if (auto v = n->target->as<Var>()) assigned.insert(v->name);
     IRVisitor::visit_node(n);
@@ -70,6 +71,14 @@ class Renamer : public IRMutator {
     if (auto p = prefix.find(n->tensor); p != prefix.end()) idx = p->second;
     for (const auto& i : n->indices) idx.push_back(mutate(i));
     return std::make_shared<Load>(rename(n->tensor), std::move(idx), n->type, n->loc);
+  }
+
+  // p.shape[d] of a parameter bound to x, or to a view x[i, j]: x's shape after the view's
+  // indices.
+  ExprPtr mutate_node(const TensorShape* n, const ExprPtr&) override {
+    int skip = n->skip;
+    if (auto p = prefix.find(n->tensor); p != prefix.end()) skip += p->second.size();
+    return std::make_shared<TensorShape>(rename(n->tensor), n->query, n->dim, skip, n->loc);
   }
 
   StmtPtr mutate_node(const For* n, const StmtPtr& self) override {

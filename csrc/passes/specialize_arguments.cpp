@@ -80,6 +80,34 @@ class Specialize : public IRMutator {
     return IRMutator::mutate_node(n, self);
   }
 
+  // x.shape[d], x.numel(), x.ndim: the value, a Python int as the same code in Python gives.
+  ExprPtr mutate_node(const TensorShape* n, const ExprPtr&) override {
+    auto t = prog_.tensors.find(n->tensor);
+    if (t == prog_.tensors.end())
+      prog_.error(n->loc, fmt::format("'{}' is not a tensor argument of {}; only tensors have a "
+                                      "shape",
+                                      display_name(n->tensor), prog_.name));
+    const std::vector<int64_t>& full = t->second.shape;
+    PARIR_CHECK(n->skip <= static_cast<int>(full.size()), "a view of '{}' with {} indices",
+                n->tensor, n->skip);
+    std::vector<int64_t> shape(full.begin() + n->skip, full.end());
+    const int rank = static_cast<int>(shape.size());
+    int64_t value = rank;
+    if (n->query == TensorShape::Query::Numel) {
+      value = 1;
+      for (int64_t e : shape) value *= e;
+    } else if (n->query == TensorShape::Query::Dim) {
+      if (n->dim < -rank || n->dim >= rank)
+        prog_.error(n->loc, fmt::format("dimension {} is out of range for '{}', which has {} "
+                                        "dimension{} ({})",
+                                        n->dim, display_name(n->tensor), rank,
+                                        rank == 1 ? "" : "s",
+                                        n->skip ? "a view" : t->second.str()));
+      value = shape[n->dim < 0 ? n->dim + rank : n->dim];
+    }
+    return int_imm(value, n->loc, Type{prog_.int_type, true});
+  }
+
   StmtPtr mutate_node(const Assign* n, const StmtPtr& self) override {
     if (auto v = n->target->as<Var>()) {
       check_dict_entry(v->name, v->loc);

@@ -802,7 +802,9 @@ class Generator:
                 e = Expr(f"{self.builtin('abs')}({a.code})", a.ty, lo,
                          max(abs(a.lo), abs(a.hi)), a.exact, a.prec, a.ops + 1)
             return e
-        fn = self.rng.choice(["exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "atan2", "neg"])
+        fn = self.rng.choice(["exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "atan2", "neg",
+                              "erf", "sigmoid", "atan", "asinh", "expm1", "log1p", "hypot",
+                              "clamp", "floor", "round"])
         self.feature(f"math_{fn}")
         m = max(abs(a.lo), abs(a.hi))
         if fn == "neg":
@@ -821,8 +823,31 @@ class Generator:
         if fn == "sqrt":
             return Expr(f"parir.sqrt(parir.abs({a.code}))", ty, 0, math.sqrt(m), False, prec,
                         ops + 1)
-        if fn in ("sin", "cos", "tanh"):
+        if fn in ("sin", "cos", "tanh", "erf"):
             return Expr(f"parir.{fn}({a.code})", ty, -1, 1, False, prec, ops)
+        if fn == "sigmoid":
+            return Expr(f"parir.sigmoid({a.code})", ty, 0, 1, False, prec, ops)
+        if fn in ("atan", "asinh"):
+            f = getattr(math, fn)
+            return Expr(f"parir.{fn}({a.code})", ty, f(a.lo), f(a.hi), False, prec, ops)
+        if fn == "expm1":
+            if a.hi > 4:
+                return None
+            return Expr(f"parir.expm1({a.code})", ty, -1, math.expm1(a.hi), False, prec, ops)
+        if fn == "log1p":
+            return Expr(f"parir.log1p(parir.abs({a.code}))", ty, 0, math.log1p(m), False, prec,
+                        ops + 1)
+        if fn == "clamp":
+            if a.ty.kind != "f":
+                return None
+            lo, hi = (min(max(v, -1.0), 1.0) for v in (a.lo, a.hi))
+            return Expr(f"parir.clamp({a.code}, -1.0, 1.0)", a.ty, lo, hi, a.exact, a.prec, ops)
+        if fn in ("floor", "round"):
+            # A rounding of an inexact value may land one apart in the two runs: exact only.
+            if not a.exact:
+                return None
+            return Expr(f"parir.{fn}({a.code})", a.ty, math.floor(a.lo), math.ceil(a.hi), True,
+                        a.prec, ops)
         if fn == "abs":
             return Expr(f"{self.builtin('abs')}({a.code})", a.ty, 0, m, a.exact, a.prec, ops)
         # atan2(y, |x| + 1): x stays positive, away from the branch cut.
@@ -830,6 +855,10 @@ class Generator:
         t2 = promote(ty, b.ty)
         if t2.kind != "f":
             t2 = Ty("float64")
+        if fn == "hypot":
+            mb = max(abs(b.lo), abs(b.hi))
+            return Expr(f"parir.hypot({a.code}, {b.code})", t2, 0, math.hypot(m, mb), False,
+                        min(prec, b.prec), ops + b.ops)
         return Expr(f"parir.atan2({a.code}, parir.abs({b.code}) + 1.0)", t2, -1.6, 1.6, False,
                     min(prec, b.prec), ops + b.ops + 2)
 

@@ -44,3 +44,19 @@ def load_module(tmp_path, text, name="user_program"):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def expect_error_in_loop(tmp_path, statement, pattern, args, spec, name="bad_program"):
+    """Compiling `def f(x, N)` whose labelled loop body is `statement` raises a ParirError that
+    matches `pattern` and names the statement's file and line."""
+    import pytest
+    import parir_torch as parir
+
+    m = load_module(tmp_path, "import parir_torch as parir\n"
+                              "def f(x, N):\n"
+                              "    parir.label('N')\n"
+                              "    for i in range(N):\n"
+                              f"        {statement}\n", name)
+    with pytest.raises(parir.ParirError, match=pattern) as info:
+        parir.print_compiled(m.f, args, spec)
+    assert f"{tmp_path / (name + '.py')}:5" in str(info.value)
