@@ -112,6 +112,11 @@ class Converter {
         if (!labels.empty()) fail_at(s, "parir.label(...) must be followed by the statement it labels, not `pass`");
         continue;
       }
+      if (Body unpacked = shape_unpacking(s); !unpacked.empty()) {
+        if (!labels.empty()) fail_at(s, "parir.label(...) cannot label an assignment");
+        out.insert(out.end(), unpacked.begin(), unpacked.end());
+        continue;
+      }
       out.push_back(stmt(s, std::move(labels)));
       labels.clear();
     }
@@ -307,6 +312,33 @@ class Converter {
                                                                         : "x.size(0)"));
     int v = c.attr("value").cast<int>();
     return negative ? -v : v;
+  }
+
+  // `m, n = x.shape` (or x.size()): one assignment per name; empty for any other statement.
+  Body shape_unpacking(const py::handle& s) {
+    if (node_type(s) != "Assign" || py::len(s.attr("targets")) != 1) return {};
+    py::handle target = py::list(s.attr("targets"))[0], value = s.attr("value");
+    if (node_type(target) != "Tuple" && node_type(target) != "List") return {};
+    std::string tensor;
+    if (node_type(value) == "Attribute" && std::string(py::str(value.attr("attr"))) == "shape")
+      tensor = tensor_name(value.attr("value"));
+    else if (node_type(value) == "Call" && node_type(value.attr("func")) == "Attribute" &&
+             std::string(py::str(value.attr("func").attr("attr"))) == "size" &&
+             py::len(value.attr("args")) == 0 && py::len(value.attr("keywords")) == 0)
+      tensor = tensor_name(value.attr("func").attr("value"));
+    if (tensor.empty()) return {};
+    py::list names = target.attr("elts");
+    Body out;
+    for (size_t k = 0; k < py::len(names); ++k) {
+      if (node_type(names[k]) != "Name")
+        fail_at(names[k], "the sizes of a shape can only be unpacked into names, as in "
+                          "m, n = x.shape");
+      auto size = std::make_shared<TensorShape>(tensor, TensorShape::Query::Dim, int(k), 0,
+                                                loc(value), int(py::len(names)));
+      out.push_back(std::make_shared<Assign>(var(py::str(names[k].attr("id")), loc(names[k])),
+                                             size, loc(s)));
+    }
+    return out;
   }
 
   // x.ndim, and x.shape on its own (which is a tuple): nullptr for other attributes.

@@ -322,6 +322,8 @@ struct CallFunction : ExprNode {
 // specialize_arguments puts in their place. `dim` is as written (negative counts from the end).
 // `skip` counts the leading dimensions that a view x[i, j] passed to a called function has
 // indexed away (inline_functions sets it): the view's shape is the tensor's after those.
+// `unpacked_into` is the number of names of `m, n = x.shape` (0 elsewhere), which must be the
+// rank.
 struct TensorShape : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::TensorShape;
   enum class Query : uint8_t { Dim, Numel, Rank };
@@ -329,8 +331,14 @@ struct TensorShape : ExprNode {
   Query query;
   int dim;
   int skip;
-  TensorShape(std::string t, Query q, int d, int s, Loc l)
-      : ExprNode(static_kind, Type{}, l), tensor(std::move(t)), query(q), dim(d), skip(s) {}
+  int unpacked_into;
+  TensorShape(std::string t, Query q, int d, int s, Loc l, int unpacked = 0)
+      : ExprNode(static_kind, Type{}, l),
+        tensor(std::move(t)),
+        query(q),
+        dim(d),
+        skip(s),
+        unpacked_into(unpacked) {}
 };
 
 // A device function from outside parir (parir.external): a CUDA intrinsic or a function of a

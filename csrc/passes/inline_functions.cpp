@@ -78,7 +78,8 @@ class Renamer : public IRMutator {
   ExprPtr mutate_node(const TensorShape* n, const ExprPtr&) override {
     int skip = n->skip;
     if (auto p = prefix.find(n->tensor); p != prefix.end()) skip += p->second.size();
-    return std::make_shared<TensorShape>(rename(n->tensor), n->query, n->dim, skip, n->loc);
+    return std::make_shared<TensorShape>(rename(n->tensor), n->query, n->dim, skip, n->loc,
+                                         n->unpacked_into);
   }
 
   StmtPtr mutate_node(const For* n, const StmtPtr& self) override {

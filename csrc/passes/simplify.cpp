@@ -1,6 +1,7 @@
 #include "passes/simplify.h"
 
 #include <cmath>
+#include <map>
 
 #include "ir/arith.h"
 #include "ir/visitor.h"
@@ -151,10 +152,68 @@ class Simplify : public IRMutator {
   using IRMutator::mutate;
 };
 
+// How many times each local is assigned (a loop variable counts too), anywhere.
+class AssignmentCount : public IRVisitor {
+ public:
+  std::map<std::string, int> count;
+
+ protected:
+  void visit_node(const Assign* n) override {
+    if (auto v = n->target->as<Var>()) ++count[v->name];
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const For* n) override {
+    ++count[n->var];
+    IRVisitor::visit_node(n);
+  }
+};
+
+// Reads of the given locals replaced by their constant values.
+class SubstituteConstants : public IRMutator {
+ public:
+  explicit SubstituteConstants(const std::map<std::string, ExprPtr>& v) : values_(v) {}
+
+ protected:
+  ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
+    auto it = values_.find(n->name);
+    if (it == values_.end()) return self;
+    if (auto i = it->second->as<IntImm>()) return int_imm(i->value, n->loc, n->type);
+    if (auto f = it->second->as<FloatImm>()) return float_imm(f->value, n->loc, n->type);
+    return bool_imm(it->second->as<BoolImm>()->value, n->loc);
+  }
+  const std::map<std::string, ExprPtr>& values_;
+};
+
+// `m, n = x.shape` or `scale = 0.5` at the top of a function: a local given a constant once,
+// by a statement of the function's own body, is that constant everywhere. The statement would
+// otherwise run on the host, where only launches and loops around them run.
+Body propagate_constant_locals(const Body& body) {
+  AssignmentCount counts;
+  counts.visit(body);
+  std::map<std::string, ExprPtr> values;
+  Body rest;
+  for (const auto& s : body) {
+    auto a = s->as<Assign>();
+    auto v = a ? a->target->as<Var>() : nullptr;
+    const bool constant = a && (a->value->as<IntImm>() || a->value->as<FloatImm>() ||
+                                a->value->as<BoolImm>());
+    if (v && constant && counts.count[v->name] == 1 && s->labels.empty())
+      values[v->name] = a->value;
+    else
+      rest.push_back(s);
+  }
+  if (values.empty()) return body;
+  return SubstituteConstants(values).mutate(rest);
+}
+
 }  // namespace
 
 ExprPtr simplify(const ExprPtr& e) { return Simplify().mutate(e); }
 Body simplify(const Body& body) { return Simplify().mutate(body); }
-void simplify(SpecializedFunction& prog) { prog.body = simplify(prog.body); }
+void simplify(SpecializedFunction& prog) {
+  prog.body = simplify(prog.body);
+  Body propagated = propagate_constant_locals(prog.body);
+  if (propagated != prog.body) prog.body = simplify(propagated);
+}
 
 }  // namespace parir

@@ -92,6 +92,11 @@ class Specialize : public IRMutator {
                 n->tensor, n->skip);
     std::vector<int64_t> shape(full.begin() + n->skip, full.end());
     const int rank = static_cast<int>(shape.size());
+    if (n->unpacked_into && n->unpacked_into != rank)
+      prog_.error(n->loc, fmt::format("'{}' has {} dimension{} ({}), unpacked into {} name{}",
+                                      display_name(n->tensor), rank, rank == 1 ? "" : "s",
+                                      n->skip ? "a view" : t->second.str(), n->unpacked_into,
+                                      n->unpacked_into == 1 ? "" : "s"));
     int64_t value = rank;
     if (n->query == TensorShape::Query::Numel) {
       value = 1;

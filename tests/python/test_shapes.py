@@ -47,6 +47,19 @@ def row_sums_by_helper(x, out):
         out[i] = total(x[i])
 
 
+@parir.jit
+def matmul(A, B, C):
+    m, n = A.shape
+    n_, p = B.size()
+    parir.label('M')
+    for i in range(m):
+        for j in range(p):
+            s = 0.0
+            for k in range(n):
+                s += A[i, k] * B[k, j]
+            C[i, j] = s
+
+
 def spec(n):
     return parir.par({"N": parir.threads(n)})
 
@@ -79,6 +92,16 @@ def test_a_called_function_sees_the_shape_of_its_view():
     torch.testing.assert_close(out, x.sum(1))
 
 
+def test_a_shape_unpacks_into_names():
+    A, B, C = torch.rand(7, 5), torch.rand(5, 3), torch.zeros(7, 3)
+    opts = parir.par({"M": parir.threads(7)})
+    src = parir.print_compiled(matmul, [A, B, C], opts)
+    assert "i < 7L" in src and "j < 3L" in src and "k < 5L" in src
+    _C.nvrtc_compile(src, "sm_90")
+    matmul(A, B, C, opts=opts, seq=True)
+    torch.testing.assert_close(C, A @ B)
+
+
 def test_a_new_shape_is_a_new_specialization():
     a = parir.print_compiled(row_sums, [torch.rand(4, 3), torch.zeros(4)], spec(4))
     b = parir.print_compiled(row_sums, [torch.rand(4, 8), torch.zeros(4)], spec(4))
@@ -94,9 +117,12 @@ def test_a_new_shape_is_a_new_specialization():
     ("x.shape[i]", r"the dimension in x.shape\[d\] must be an integer literal"),
     ("len(N)", "'N' is not a tensor argument of f; only tensors have a shape"),
     ("x.numel(1)", r"x.numel\(\) takes no arguments"),
+    ("a, b = x.shape", r"'x' has 1 dimension \(float32\[4\]\), unpacked into 2 names"),
+    ("a, x[0] = x.shape", "can only be unpacked into names"),
 ])
 def test_shape_errors_name_the_line(tmp_path, expr, message):
-    expect_error_in_loop(tmp_path, f"x[i] = {expr}", message, [torch.zeros(4), 4], spec(4))
+    statement = expr if "=" in expr else f"x[i] = {expr}"
+    expect_error_in_loop(tmp_path, statement, message, [torch.zeros(4), 4], spec(4))
 
 
 @pytest.mark.gpu
