@@ -37,8 +37,10 @@ def compiler_aliases(fn):
     return out
 
 
-def function_ir(fn):
-    """Parses `fn`'s source and converts it to the compiler's IR."""
+def function_ir(fn, rewrite=None):
+    """Parses `fn`'s source and converts it to the compiler's IR. `rewrite(node, filename,
+    first_line)`, if given, may change the parsed `def` first (its line numbers count from
+    `first_line` of the file, where the source read begins)."""
     try:
         lines, first_line = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
@@ -51,6 +53,8 @@ def function_ir(fn):
         raise ParirError(f"{filename}:{first_line}: parir.jit expects a plain function "
                          f"definition")
     node = defs[0]
+    if rewrite is not None:
+        node = rewrite(node, filename, first_line)
     # Line numbers in the IR are the file's: start where the `def` itself is, after decorators.
     return _C.convert_function(node, filename, first_line,
                                [line.rstrip("\n") for line in lines], compiler_aliases(fn))
