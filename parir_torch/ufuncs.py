@@ -38,6 +38,7 @@ import torch
 from . import arguments, torch_ops, ufunc_kernels, ufunc_plans
 from ._C import ParirError
 from .arguments import NumpyScalar
+from .capture import function_ir
 from .errors import ParirTypeError, ParirValueError, options_type_error
 from .options import CompileOptions, as_constants
 from .types import TORCH_DTYPES
@@ -125,8 +126,6 @@ class UFunc:
     def ir(self):
         """The IR of the Python function, for the jit functions that call it."""
         if self._ir is None:
-            from .capture import function_ir
-
             self._ir = function_ir(self.fn)
         return self._ir
 
@@ -174,6 +173,12 @@ class UFunc:
             raise ParirTypeError(f"{self.__name__}() has {n_out} output"
                                  f"{'' if n_out == 1 else 's'}, but out= gives {len(outs)}")
         return list(args), outs
+
+    def _check_outputs_are_tensors(self, outs):
+        for j, o in enumerate(outs or ()):
+            if not isinstance(o, torch.Tensor):
+                raise ParirTypeError(f"{self.__name__}(): output '{self._name(self.n_in + j)}' "
+                                     f"must be a tensor, got {type(o).__name__}")
 
     def _input(self, k, a):
         """Input k as a tensor, a Python number or a NumpyScalar."""
@@ -318,9 +323,6 @@ class UFunc:
                     [("new", s, d) for s, d in zip(shapes, dtypes)])
         for j, (o, shape, dtype) in enumerate(zip(outs, shapes, dtypes)):
             name = self._name(self.n_in + j)
-            if not isinstance(o, torch.Tensor):
-                raise ParirTypeError(f"{self.__name__}(): output '{name}' must be a tensor, got "
-                                     f"{type(o).__name__}")
             if tuple(o.shape) != shape:
                 raise ParirValueError(f"{self.__name__}(): output '{name}' has shape "
                                       f"{tuple(o.shape)}, but the inputs give {shape}")
@@ -350,13 +352,18 @@ class UFunc:
                 return plan.run(args, out)
         return self._call(args, out, opts, seq, debug, key)
 
+    def _check_options(self, opts):
+        if opts is None:
+            return
+        if not isinstance(opts, CompileOptions):
+            raise options_type_error(opts)
+        if opts.parallelize:
+            raise ParirValueError(f"{self.__name__}(): a vectorized function runs one thread "
+                                  f"per element; leave opts.parallelize empty")
+
     def _call(self, args, out, opts, seq, debug, key):
+        self._check_options(opts)
         if opts is not None:
-            if not isinstance(opts, CompileOptions):
-                raise options_type_error(opts)
-            if opts.parallelize:
-                raise ParirValueError(f"{self.__name__}(): a vectorized function runs one "
-                                      f"thread per element; leave opts.parallelize empty")
             seq = seq or opts.seq
         tracing = _dynamo_is_tracing()
         if tracing and (seq or (opts is not None and opts.check)):
@@ -388,6 +395,7 @@ class UFunc:
         """Steps 1 and 2: (signature index, inputs, outputs, loop shape, how the outputs were
         allocated)."""
         inputs, outs = self._split(args, out)
+        self._check_outputs_are_tensors(outs)
         inputs = [self._input(k, a) for k, a in enumerate(inputs)]
         sig_index = self._select(inputs)
         sig = self.signatures[sig_index]
@@ -403,6 +411,7 @@ class UFunc:
         """(kernel, its arguments, its options) of a call with `args` (inputs, optionally
         followed by outputs), without running it: what print_compiled shows of a vectorized
         function. Tensors may be on any device (meta too)."""
+        self._check_options(opts)
         sig_index, inputs, outs, loop_shape, allocate = self._prepare(tuple(args), None)
         plan, kernel_args = ufunc_plans.make_plan(self, sig_index, inputs, outs, loop_shape,
                                                   allocate, opts, traced=False)
