@@ -32,7 +32,7 @@ import linecache
 import sys
 import textwrap
 
-from . import capture
+from . import capture, plain_python_rewrite
 from ._C import ParirError
 from .jit_function import JitFunction
 
@@ -115,7 +115,12 @@ def make_kernel(kind, fn, callee, params, operands, rank, description):
     namespace = {"__name__": fn.__module__, module: sys.modules[__package__],
                  callee_name: callee}
     exec(compile(source, filename, "exec"), namespace)
-    return JitFunction(namespace[name])
+    kernel = namespace[name]
+    # Read while linecache surely holds the source: seq=True's rewrite of the kernel, which
+    # would otherwise read it at the first plain run (and run the kernel unrewritten if a
+    # linecache.clearcache() had dropped it by then). parir's capture reads it here too.
+    plain_python_rewrite.program(kernel)
+    return JitFunction(kernel)
 
 
 # ----- sizes of a generalized function's arrays ---------------------------------------------

@@ -8,17 +8,17 @@ from functions written for one element (NumbaPro's API, on parir.jit kernels).
     foo(x, y)               # a new tensor of the broadcast shape
     foo(x, 2.0, out=z)      # into z
 
-A call (ufunc._call):
+A call (UFunc._call; _prepare is steps 1 and 2, ufunc_plans.make_plan steps 3 and 4):
 
 1. picks a signature by the inputs' types (ufunc_types.select: exact match first, then the
    first signature the inputs convert to safely);
 2. broadcasts the inputs' loop dimensions (all of a vectorized function's; those before the
    core dimensions of a generalized one, whose sizes it checks against the layout) and
    allocates the outputs, or checks the ones given;
-3. views every operand over the same loop dimensions (_Views): broadcast dimensions get stride
-   0, the dimensions are ordered as the first output lies in memory and merged where every
-   operand allows, so that contiguous tensors of one shape are one dimension and a thread's
-   index is its element's;
+3. views every operand over the same loop dimensions (ufunc_plans.Views): broadcast dimensions
+   get stride 0, the dimensions are ordered as the first output lies in memory and merged where
+   every operand allows, so that contiguous tensors of one shape are one dimension and a
+   thread's index is its element's;
 4. runs the kernel ufunc_kernels.py generated for the signature, the operands' kinds and the
    number of loop dimensions, with one thread per element of the loop dimensions.
 
@@ -26,7 +26,8 @@ Inside torch.compile, Dynamo traces steps 1 and 2 (allocation is part of the gra
 4 are one graph node (the ufunc's graph entry, registered with allow_in_graph as jit functions'
 are, torch_ops.py), which records the views and the parir::launch operator when the graph is
 traced. With seq=True the kernel runs as plain Python (parir.jit's seq=True), the user's
-function with it.
+function with it. An eager call whose arguments are of the kinds of an earlier one (types,
+dtypes, shapes, strides, devices: _call_key) reuses that call's Plan, skipping steps 1 to 3.
 """
 
 import functools
@@ -46,7 +47,6 @@ from .ufunc_types import (NAMES, Param, describe_argument_types, parse_layout,
                           parse_signature, select)
 
 _TARGETS = ("cuda", "gpu")
-_NUMBERS = (bool, int, float)
 
 
 def _where(fn):
@@ -515,6 +515,10 @@ def vectorize(signatures=None, target="cuda"):
     def decorate(fn):
         fn = _function(fn, "vectorize")
         params = _positional_params(fn, "vectorize")
+        if not params:
+            raise ParirTypeError(f"{_where(fn)}parir.vectorize {fn.__name__}: the function "
+                                 f"takes no input; a vectorized function maps its inputs' "
+                                 f"elements")
         for s in parsed:
             if len(s.params) != len(params):
                 raise ParirTypeError(f"{_where(fn)}parir.vectorize {fn.__name__}: signature "

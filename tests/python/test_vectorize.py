@@ -8,7 +8,8 @@ cached plans, as_strided views) and stands in for the launch with the kernel's p
 The GPU tests (marker `gpu`) run the same checks with the compiled kernels at full sizes; their
 logic runs on the CPU here, with that stand-in, at small sizes."""
 
-import math
+import inspect
+import os
 import re
 
 import numpy as np
@@ -104,6 +105,11 @@ def scaled_extremes(x, scale, lo, hi):
 def add_first(x, c, out):
     for k in range(x.shape[-1]):
         out[k] = x[k] + c[0]
+
+
+@parir.vectorize(FLOATS)
+def square_sum_plus_one(a, b):
+    return square_sum(a, b) + 1.0
 
 
 @parir.jit
@@ -275,6 +281,8 @@ def test_decoration_errors_name_the_function_and_other_targets_are_refused():
         parir.vectorize(["float32(float32)"])(lambda a=1.0: a)
     with pytest.raises(parir.ParirTypeError, match="decorates Python functions"):
         parir.vectorize(FLOATS)(len)
+    with pytest.raises(parir.ParirTypeError, match="takes no input"):
+        parir.vectorize(["float32()"])(lambda: 1.0)
 
 
 # ----- plain Python: broadcasting, functions, outputs ------------------------------------------
@@ -419,6 +427,13 @@ def test_several_outputs_and_a_scalar_input(kernels_as_python):
     torch.testing.assert_close(lo2, (x * scale[:, None]).amin(-1))
 
 
+def test_inputs_without_loop_dimensions_give_a_0d_result(kernels_as_python):
+    x = torch.randn(5, generator=generator())
+    out = dot(x, x)
+    assert out.shape == () and torch.allclose(out, x @ x)
+    assert square_sum(torch.tensor(1.0), 2.0).shape == ()
+
+
 def test_a_unit_input_declared_as_an_array(kernels_as_python):
     x = torch.randn(4, 6, generator=generator())
     torch.testing.assert_close(add_first(x, torch.arange(4.0)), x + torch.arange(4.0)[:, None])
@@ -540,8 +555,6 @@ def test_kernels_are_one_loop_over_the_elements():
     assert [tuple(a.shape) for a in args[:3]] == [(8, 5)] * 3 and args[3:] == [8, 5]
     assert [a.stride() for a in args[:3]] == [(5, 1), (0, 1), (5, 1)]
     assert opts.parallelize == {"parir.elements": parir.threads(40)}
-    import inspect
-
     assert inspect.getsource(kernel.fn) == (
         "def square_sum_vectorized(a, b, out, n0, n1):\n"
         "    parir.label('parir.elements')\n"
@@ -557,8 +570,6 @@ def test_generated_names_avoid_the_functions_names():
         return out + i + n0
 
     kernel, _, _ = parir_.compiled([torch.ones(3), 1.0, 2.0])
-    import inspect
-
     source = inspect.getsource(kernel.fn)
     assert source.startswith("def parir__vectorized(out, i, n0, out_1, n0_1):")
     assert "for i_1 in range(n0_1):" in source
@@ -601,6 +612,9 @@ def test_a_jit_function_inlines_a_vectorized_function():
     out = torch.empty(10)
     calls_a_vectorized_function(x, x, out, 10, seq=True)
     torch.testing.assert_close(out, (2 * x) ** 2 + 1)
+    source = parir.print_compiled(square_sum_plus_one, [x, 0.5])
+    assert "out[i] = (parir::pow((a[i] + 0.5f), 2.0f) + 1.0f);" in source
+    torch.testing.assert_close(square_sum_plus_one(x, 0.5, seq=True), (x + 0.5) ** 2 + 1)
 
 
 def test_errors_in_the_users_function_name_its_file_and_line(tmp_path):
@@ -670,6 +684,24 @@ def test_torch_compile_writes_outputs_given_and_takes_numbers():
     assert len(programs) == 2 and "signature square_sum_vectorized(a, b=2.5, out, n0=24)" in \
         programs[0]
     assert "//@ parir.plan axpb_vectorized" in programs[1]
+
+
+def test_torch_compile_converts_and_makes_arrays_in_the_graph():
+    def f(x, y):
+        lo, hi = scaled_extremes(x, 2.0)             # a number for a scalar parameter
+        shifted = add_first(x, 3.0)                  # a number made a 1-element array
+        return dot(x.half(), y.half()) + lo + hi + shifted.sum(-1)  # float16 made float32
+
+    graphs, result = traced_graphs(f, (4, 6), (6,))
+    assert result.shape == (4,) and result.dtype == torch.float32
+    (gm,) = graphs
+    programs = [n.kwargs["program"] for n in launches(gm)]
+    assert [re.search(r"//@ parir.plan (\w+)", p).group(1) for p in programs] == [
+        "scaled_extremes_guvectorized", "add_first_guvectorized", "dot_guvectorized"]
+    assert "//@ param c float32[4, 1] strides(0, 1) in" in programs[1]
+    assert "//@ param x float32[4, 6] strides(6, 1) in" in programs[2]
+    targets = [n.target for n in gm.graph.nodes]
+    assert torch.ops.aten.full.default in targets
 
 
 @pytest.mark.parametrize("strict", [False, True])
@@ -852,8 +884,6 @@ def test_opts_check_compares_the_kernel_with_its_python():
 # ----- the README's examples -----------------------------------------------------------------
 
 def readme_section():
-    import os
-
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     text = open(os.path.join(root, "README.md"), encoding="utf-8").read()
     start = text.index("\n## Vectorized functions")
