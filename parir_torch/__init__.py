@@ -35,6 +35,10 @@ The package's modules, in layers, lowest first: each imports only modules above 
     checking          parir.check and opts.check: the kernels against the plain Python
     jit_function      JitFunction and @parir.jit: the call path
     outputs           parir.call and parir.out_like
+    ufunc_types       the signatures of vectorize and guvectorize, and how a call picks one
+    ufunc_kernels     the jit kernels generated for vectorized functions
+    ufunc_plans       a vectorized call's operands as views over its loop, and its cached plan
+    ufuncs            parir.vectorize and parir.guvectorize: the decorators and the call path
     compile           print_compiled, compile_string, clear_cache
     torchscript       parir kernels in TorchScript
     __init__          the public names
@@ -87,6 +91,7 @@ from .types import ElemSize  # noqa: E402
 from .external import Target, external  # noqa: E402
 from .compile import aot, clear_cache, compile_string, print_compiled  # noqa: E402
 from .outputs import call, out_like  # noqa: E402
+from .ufuncs import UFunc, guvectorize, vectorize  # noqa: E402
 from . import torchscript  # noqa: E402
 
 globals()["bool"] = _bool  # parir.bool(x); assigned here so this module keeps Python's bool
@@ -98,6 +103,7 @@ __all__ = [
     "gpu", "print_compiled", "aot", "compile_string", "clear_cache", "ParirError",
     "ParirTypeError", "ParirValueError", "ParirWarning", "JitFunction", "check",
     "backend_status", "ElemSize", "Target", "external", "call", "out_like", "torchscript",
+    "vectorize", "guvectorize", "UFunc",
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "clamp",
     "copysign", "cos", "cosh", "e", "erf", "erfc", "exp", "exp2", "expm1", "floor", "fmod",
     "hypot", "inf", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "max", "min",

@@ -57,6 +57,10 @@ def check(fn, *args, opts=None, rtol=None, atol=None):
     Integer and bool tensors must agree exactly; floats within TOLERANCES of their dtype,
     unless `rtol` and `atol` (for every float tensor; atol relative to the tensor's largest
     value) are given. The Python run is slow: use small sizes. Needs a GPU."""
+    if getattr(fn, "__parir_ufunc__", False):
+        raise ParirTypeError(f"parir.check takes a @parir.jit function; to check a vectorized "
+                             f"function's kernel, call it with "
+                             f"opts=parir.CompileOptions(check=True)")
     if not getattr(fn, "__parir_jit__", False):
         raise ParirTypeError(f"parir.check takes a @parir.jit function, got {type(fn).__name__}")
     if opts is None:

@@ -12,16 +12,20 @@ from .capture import function_ir
 from .errors import ParirTypeError, ParirValueError
 from .jit_function import JitFunction, clear_memory_caches
 from .options import CompileOptions, check_supported
+from .ufuncs import UFunc
 
 
 def print_compiled(fn, args, opts=None):
     """The CUDA C++ that `fn` compiles to for these arguments and options, with its launch plan
-    (the "//@" lines at the end). `fn` may be any Python function, decorated or not. Needs no
+    (the "//@" lines at the end). `fn` may be any Python function, decorated or not, or a
+    vectorized function (the kernel of its call on `args`, its inputs). Needs no
     GPU: scalars are inlined and tensor shapes hard-coded, so tensors of the same dtype, shape
     and strides on any device (CPU or meta too) give the same code."""
     if opts is None:
         opts = CompileOptions()
     check_supported(opts)
+    if isinstance(fn, UFunc):  # the kernel of a vectorized function's call with these inputs
+        fn, args, opts = fn.compiled(args, opts)
     if isinstance(fn, JitFunction):
         return compile_source(fn.fn, fn.ir, list(args), opts, require_cuda=False)
     return compile_source(fn, function_ir(fn), list(args), opts, require_cuda=False)
