@@ -69,7 +69,9 @@ _C.set_library_dirs(_library_dirs())
 
 from .builtins import (  # noqa: E402
     abs, atan2, bfloat16, cos, exp, float16, float32, float64, gpu, inf, int8, int16, int32,
-    int64, label, log, max, min, prod, sin, sqrt, sum, tanh, uint8, uint16, uint32, uint64)
+    int64, label, log, max, min, prod, sin, sqrt, sum, tanh, uint8, uint16, uint32, uint64,
+    atomic_add, atomic_and, atomic_cas, atomic_exchange, atomic_max, atomic_min, atomic_or,
+    atomic_sub, atomic_xor)
 from .builtins import bool_ as _bool  # noqa: E402
 from ._C import ParirError  # noqa: E402
 from .errors import ParirTypeError, ParirValueError, ParirWarning  # noqa: E402
@@ -96,4 +98,6 @@ __all__ = [
     "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "atan2", "min", "max", "sum", "prod", "inf",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "bool",
+    "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas",
+    "atomic_and", "atomic_or", "atomic_xor",
 ]
