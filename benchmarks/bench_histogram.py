@@ -30,7 +30,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import parir_torch as parir  # noqa: E402
 from kernels import histogram, histogram_blocks  # noqa: E402
-from timing import cuda_time_ms  # noqa: E402
+from timing import cuda_time_ms, write_report  # noqa: E402
 
 BINS = [16, 256, 4096, 65536, 2 ** 20]
 BLOCKS = 1024  # rows of histogram_blocks
@@ -138,11 +138,7 @@ def main():
              "| bins | implementation | ms | throughput |", "|---|---|---|---|"]
     for bins, name, ms, note in rows:
         lines.append(f"| {bins} | {name} | {'' if ms is None else f'{ms:.3f}'} | {note} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "histogram.md"), "w") as f:
-        f.write(text)
+    write_report(args.out, "histogram.md", lines)
 
 
 if __name__ == "__main__":
