@@ -63,12 +63,16 @@ def {op}_only(t, idx, e, v, N):
 
 
 def kernel_module():
+    import atexit
     import pathlib
+    import shutil
     import tempfile
 
     text = "import parir_torch as parir\n" + "".join(
         KERNEL.format(op=op, args="e[i], v[i]" if op == "cas" else "v[i]") for op in DTYPES)
-    return load_module(pathlib.Path(tempfile.mkdtemp()), text, "atomic_kernels")
+    folder = tempfile.mkdtemp()
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return load_module(pathlib.Path(folder), text, "atomic_kernels")
 
 
 _kernels = kernel_module()
@@ -592,6 +596,88 @@ def test_an_update_between_parallel_levels_shares_its_old_value_through_shared_m
     parir._C.nvrtc_compile(src, "sm_90")
 
 
+@parir.jit
+def exchange_per_block(t, v, out, N, M):
+    parir.label('row')
+    for r in range(N):
+        o = parir.atomic_exchange(t[r], v[r])
+        parir.label('col')
+        for j in range(M):
+            out[r, j] = o
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=case_id)
+def test_block_level_old_values_of_every_dtype_compile(dtype):
+    src = parir.print_compiled(exchange_per_block, [meta(4, dtype), meta(4, dtype),
+                                                    torch.empty(4, 64, dtype=dtype,
+                                                                device="meta"), 4, 64],
+                               parir.par({'row': parir.threads(4), 'col': parir.threads(64)}))
+    assert "__shared__ " in src and "parir_old0 = parir::atomic_combine(parir::Exchange()" in src
+    parir._C.nvrtc_compile(src, "sm_90")
+
+
+def test_block_level_old_values_run_as_plain_python():
+    t, v, out = torch.arange(4.0), torch.arange(10.0, 14.0), torch.zeros(4, 3)
+    exchange_per_block(t, v, out, 4, 3, seq=True)
+    assert torch.equal(t, torch.arange(10.0, 14.0))
+    assert torch.equal(out, torch.arange(4.0)[:, None].expand(4, 3))
+
+
+@parir.jit
+def count_and_sum_rows(x, c, y, N, M):
+    parir.label('row')
+    for r in range(N):
+        parir.atomic_add(c[0], 1)
+        parir.label('col')
+        for j in range(M):
+            y[r] += x[r, j]
+
+
+@parir.jit
+def claim_and_sum_rows(x, c, y, N, M):
+    parir.label('row')
+    for r in range(N):
+        k = parir.atomic_add(c[0], 1)
+        parir.label('col')
+        for j in range(M):
+            y[k] += x[r, j]
+
+
+def cluster_opts():
+    opts = parir.par({'row': parir.threads(3), 'col': parir.threads(4096).reduce()})
+    opts.use_cuda_thread_block_clusters = True
+    return opts
+
+
+def test_block_level_update_in_a_cluster_is_done_once_per_cluster():
+    args = [torch.empty(3, 4096, device="meta"), meta(1, torch.int32), meta(3, torch.float32),
+            3, 4096]
+    src = parir.print_compiled(count_and_sum_rows, args, cluster_opts())
+    assert "if (threadIdx.x == 0 && parir::cluster_rank() == 0) parir::atomic_combine(" in src
+    parir._C.nvrtc_compile(src, "sm_90")
+    with pytest.raises(parir.ParirError, match=r"old value of this atomic update outside the "
+                                               r"innermost parallel loop would have to reach "
+                                               r"every block of a thread block cluster"):
+        parir.print_compiled(claim_and_sum_rows, args, cluster_opts())
+
+
+@parir.jit
+def count_into_a_dict_entry(d, idx, N):
+    parir.label('N')
+    for i in range(N):
+        parir.atomic_add(d['hist'][idx[i]], 1)
+
+
+def test_an_element_of_a_dict_entry_updates_atomically():
+    d = {'hist': torch.zeros(3, dtype=torch.int64)}
+    idx = torch.tensor([0, 2, 2, 1, 2])
+    count_into_a_dict_entry(d, idx, 5, seq=True)
+    assert d['hist'].tolist() == [1, 1, 3]
+    src = parir.print_compiled(count_into_a_dict_entry, [d, idx, 5],
+                               parir.par({'N': parir.threads(5)}))
+    assert "parir::atomic_combine(parir::Sum(), &d__hist[" in src
+
+
 def test_an_old_value_does_not_cross_a_kernel_cut():
     # Over 5000 threads a row spans several blocks: the update runs in a kernel before the
     # loop's, once, and its old value is not there for the loop.
@@ -784,6 +870,29 @@ def test_gpu_block_level_update_shares_its_old_value(rows, cols):
     # Each block claimed one row and all its threads wrote it: a permutation of the rows.
     assert torch.equal(y[:, :1].expand(rows, cols), y)
     assert torch.equal(y[:, 0].sort().values.cpu(), torch.arange(rows, dtype=torch.float32))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL, ids=case_id)
+def test_gpu_block_level_old_values_of_every_dtype(dtype):
+    gen = torch.Generator().manual_seed(5)
+    t0, v = random_values(33, dtype, "exchange", gen), random_values(33, dtype, "exchange", gen)
+    t, out = t0.cuda(), torch.zeros(33, 64, dtype=dtype, device="cuda")
+    exchange_per_block(t, v.cuda(), out, 33, 64,
+                       opts=parir.par({'row': parir.threads(33), 'col': parir.threads(64)}))
+    assert torch.equal(bits(t.cpu()), bits(v))
+    assert torch.equal(bits(out.cpu()), bits(t0)[:, None].expand(33, 64))
+
+
+@pytest.mark.gpu
+def test_gpu_block_level_update_in_a_cluster_is_done_once_per_row():
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("thread block clusters need compute capability 9.0")
+    x = torch.rand(3, 4096, device="cuda")
+    c, y = torch.zeros(1, dtype=torch.int32, device="cuda"), torch.zeros(3, device="cuda")
+    count_and_sum_rows(x, c, y, 3, 4096, opts=cluster_opts())
+    assert c.item() == 3
+    torch.testing.assert_close(y, x.sum(1), rtol=1e-5, atol=1e-3)
 
 
 @pytest.mark.gpu
