@@ -266,7 +266,9 @@ template <> struct uint_of_size<8> { typedef unsigned long long type; };
 template <typename T> struct same { typedef T type; };
 
 // A 1- or 2-byte element as part of the aligned 4-byte word that holds it, which is what
-// CUDA's 4-byte atomics can update.
+// CUDA's 4-byte atomics can update. The word may reach past the end of the tensor, but never
+// into another page: those bytes are mapped memory, left as they are (PyTorch's own byte
+// atomics do the same).
 template <typename T> struct word_of {
   typedef typename uint_of_size<sizeof(T)>::type U;
   unsigned* word;
