@@ -16,7 +16,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import parir_torch as parir  # noqa: E402
-from timing import cuda_time_ms  # noqa: E402
+from timing import cuda_time_ms, write_report  # noqa: E402
 from kernels import col_sums, row_max, softmax_rows, sum_rows_reduce, total_sum  # noqa: E402
 
 
@@ -79,11 +79,7 @@ def main():
     for name, p_ms, t_ms, p_bw, t_bw in rows:
         lines.append(f"| {name} | {p_ms:.3f} | {t_ms:.3f} | {p_bw:.0f} | {t_bw:.0f} | "
                      f"{p_bw / copy_gbps:.0%} | {t_ms / p_ms:.2f}x |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "reductions.md"), "w") as f:
-        f.write(text)
+    write_report(args.out, "reductions.md", lines)
 
 
 if __name__ == "__main__":

@@ -131,3 +131,31 @@ def gather(x, idx, out, N):
     parir.label('i')
     for i in range(N):
         out[i] = x[idx[i]]
+
+
+@parir.jit
+def histogram(x, hist, N, B):
+    # One atomic increment per element: threads whose values share a bin collide on it.
+    parir.label('i')
+    for i in range(N):
+        b = parir.min(parir.int64(x[i] * B), B - 1)
+        parir.atomic_add(hist[b], 1)
+
+
+@parir.jit
+def histogram_blocks(x, partial, hist, N, B, P):
+    # Each of P blocks counts a contiguous chunk of x into a row of its own (zeroed by the
+    # caller), so that only the threads of one block collide on a count; then the rows are
+    # summed. N is a multiple of P.
+    parir.label('P')
+    for p in range(P):
+        parir.label('T')
+        for i in range(p * (N // P), (p + 1) * (N // P)):
+            b = parir.min(parir.int64(x[i] * B), B - 1)
+            parir.atomic_add(partial[p, b], 1)
+    parir.label('B')
+    for b in range(B):
+        s = 0
+        for p in range(P):
+            s += partial[p, b]
+        hist[b] = s

@@ -7,6 +7,7 @@ would in a real program rather than from the cache.
 """
 
 import math
+import os
 import statistics
 import time
 
@@ -111,3 +112,12 @@ def relative_error(out, ref):
     denom = torch.linalg.vector_norm(r).item()
     diff = torch.linalg.vector_norm(o - r).item()
     return diff / denom if denom > 0 else diff
+
+
+def write_report(out_dir, filename, lines):
+    """Prints a markdown report and writes it to out_dir/filename."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, filename), "w") as f:
+        f.write(text)

@@ -319,6 +319,83 @@ for _name, _fn in [("int8", int8), ("int16", int16), ("int32", int32), ("int64",
     _fn.__name__ = _name
     _fn.__doc__ = f"parir.{_name}(x): converts x to {_name}."
 
+
+# ----- atomic updates: parir.atomic_add(t[i], v), ... ---------------------------------------
+#
+# As plain Python an atomic update is simply the read-modify-write: one thread runs the program,
+# so nothing can come between the read and the write. The element arrives as a view of the
+# tensor (the rewritten program passes `t[i]` to these functions uncopied), and the update is
+# computed as the compiled code computes it: the value converted to the element's dtype as a
+# store converts it, integers wrapping at their width, NaN propagating through min and max. The
+# old value is returned as a value of the element's dtype.
+
+_CASTS = {_torch.int8: int8, _torch.int16: int16, _torch.int32: int32, _torch.int64: int64,
+          _torch.uint8: uint8, _torch.uint16: uint16, _torch.uint32: uint32,
+          _torch.uint64: uint64, _torch.float16: float16, _torch.bfloat16: bfloat16,
+          _torch.float32: float32, _torch.float64: float64, _torch.bool: bool_}
+_BITS = {1: _torch.int8, 2: _torch.int16, 4: _torch.int32, 8: _torch.int64}
+
+
+def _atomic(name, on_ints, on_floats, bools=False, floats=True):
+    """parir.<name>(t[i], *values): t[i] becomes the combination of its old value and the
+    values (converted to its dtype); returns the old value. Integers combine as Python ints and
+    wrap when stored, which torch's kernels for uint16..uint64 would not do."""
+
+    def update(element, *values):
+        if not (isinstance(element, _torch.Tensor) and element.dim() == 0
+                and element._base is not None):
+            raise _ParirTypeError(f"the first argument of parir.{name} must be one tensor "
+                                  f"element with one index per dimension, as in "
+                                  f"parir.{name}(hist[b], 1)")
+        dtype = element.dtype
+        if dtype == _torch.bool and not bools:
+            raise _ParirTypeError(f"parir.{name} needs a numeric element, not a bool one")
+        if dtype.is_floating_point and not floats:
+            raise _ParirTypeError(f"parir.{name} needs an integer or bool element, not {dtype}")
+        cast = _CASTS[dtype]
+        old = element.clone()
+        values = [cast(v) for v in values]
+        if dtype.is_floating_point:
+            new = on_floats(old, *values)
+        else:
+            new = cast(on_ints(old.item(), *[v.item() for v in values]))
+        element.copy_(new)
+        return old
+
+    update.__name__ = update.__qualname__ = name
+    update.__parir_atomic__ = True
+    return update
+
+
+def _same_bits(a, b):
+    """Whether two 0-d float tensors of one dtype hold the same bits (atomicCAS compares bits)."""
+    bits = _BITS[a.element_size()]
+    return bool(a.view(bits) == b.view(bits))
+
+
+atomic_add = _atomic("atomic_add", lambda a, v: a + v, lambda a, v: a + v)
+atomic_sub = _atomic("atomic_sub", lambda a, v: a - v, lambda a, v: a - v)
+atomic_min = _atomic("atomic_min", _py.min, _torch.minimum)
+atomic_max = _atomic("atomic_max", _py.max, _torch.maximum)
+atomic_exchange = _atomic("atomic_exchange", lambda a, v: v, lambda a, v: v, bools=True)
+atomic_cas = _atomic("atomic_cas", lambda a, e, d: d if a == e else a,
+                     lambda a, e, d: d if _same_bits(a, e) else a, bools=True)
+atomic_and = _atomic("atomic_and", lambda a, v: a & v, None, bools=True, floats=False)
+atomic_or = _atomic("atomic_or", lambda a, v: a | v, None, bools=True, floats=False)
+atomic_xor = _atomic("atomic_xor", lambda a, v: a ^ v, None, bools=True, floats=False)
+atomic_add.__doc__ = "parir.atomic_add(t[i], v): t[i] += v atomically; returns the old t[i]."
+atomic_sub.__doc__ = "parir.atomic_sub(t[i], v): t[i] -= v atomically; returns the old t[i]."
+atomic_min.__doc__ = ("parir.atomic_min(t[i], v): t[i] = parir.min(t[i], v) atomically (NaN "
+                      "propagates); returns the old t[i].")
+atomic_max.__doc__ = ("parir.atomic_max(t[i], v): t[i] = parir.max(t[i], v) atomically (NaN "
+                      "propagates); returns the old t[i].")
+atomic_exchange.__doc__ = "parir.atomic_exchange(t[i], v): t[i] = v atomically; returns the old t[i]."
+atomic_cas.__doc__ = ("parir.atomic_cas(t[i], expected, desired): t[i] = desired if t[i]'s bits "
+                      "are those of expected, atomically; returns the old t[i].")
+atomic_and.__doc__ = "parir.atomic_and(t[i], v): t[i] &= v atomically; returns the old t[i]."
+atomic_or.__doc__ = "parir.atomic_or(t[i], v): t[i] |= v atomically; returns the old t[i]."
+atomic_xor.__doc__ = "parir.atomic_xor(t[i], v): t[i] ^= v atomically; returns the old t[i]."
+
 # The names the compiler recognizes when a parir function refers to them (besides `parir.X`).
 COMPILER_NAMES = {
     "label": label, "gpu": gpu, "inf": inf, "pi": pi, "e": e, "nan": nan,
@@ -334,4 +411,7 @@ COMPILER_NAMES = {
     "int8": int8, "int16": int16, "int32": int32, "int64": int64, "uint8": uint8,
     "uint16": uint16, "uint32": uint32, "uint64": uint64, "float16": float16,
     "bfloat16": bfloat16, "float32": float32, "float64": float64, "bool": bool_,
+    "atomic_add": atomic_add, "atomic_sub": atomic_sub, "atomic_min": atomic_min,
+    "atomic_max": atomic_max, "atomic_exchange": atomic_exchange, "atomic_cas": atomic_cas,
+    "atomic_and": atomic_and, "atomic_or": atomic_or, "atomic_xor": atomic_xor,
 }

@@ -13,6 +13,8 @@ with steps, augmented assignments and arithmetic call the functions here:
   integers, give float64 in parir. Bools in arithmetic compute as int64 (True + True is 2).
 * Slices with negative steps, which torch's indexing does not take, are read and written
   through the equivalent positive-step view, flipped.
+* An atomic update's element (`parir.atomic_add(x[i], v)`) is the one place an element is
+  passed as a view, so that the update writes the tensor.
 """
 
 import operator
@@ -149,10 +151,22 @@ pow = _arithmetic(operator.pow, "pow")  # noqa: A001 - operator's name
 def read(x, index):
     """x[index]: one element as a value (a 0-d tensor of its own), anything else as indexing
     gives it (a slice stays a view, for the slice statements and calls that write through it)."""
-    r = x[index]
+    return _value(x[index])
+
+
+def _value(r):
     if isinstance(r, _Tensor) and r.dim() == 0:
         return r.clone()
     return r
+
+
+def call_on_element(f, element, /, *args, **kwargs):
+    """f(x[i], *args, **kwargs), where `element` is the view x[i]: an atomic update
+    (parir.atomic_add, ...) updates the element through it; any other function gets the
+    element's value, as read() gives it."""
+    if getattr(f, "__parir_atomic__", False):
+        return f(element, *args, **kwargs)
+    return f(_value(element), *args, **kwargs)
 
 
 def read_stepped(x, index):

@@ -18,6 +18,10 @@ The function's source is parsed again and rewritten:
                                                                         them
     f(args)                 ->  callee(f)(args)          a Python or jit function called runs
                                                          rewritten too
+    f(x[i], args)           ->  call_on_element(callee(f), x[i], args)   x[i] a view, which
+                                                         parir.atomic_add and the other atomic
+                                                         updates write through; read() for
+                                                         other functions
 
 The rewritten function keeps the original's globals and closure cells (so it sees helpers and
 constants as they are when it runs), its defaults, and its file and line numbers: errors and
@@ -40,6 +44,7 @@ _PREFIX = "__parir_"
 _HELPERS = {
     "read": ops.read, "read_stepped": ops.read_stepped, "write_stepped": ops.write_stepped,
     "update": ops.update, "update_stepped": ops.update_stepped, "slice": slice,
+    "call_on_element": ops.call_on_element,
     "callee": None,  # set below, once callee() is defined
     "add": ops.add, "sub": ops.sub, "mul": ops.mul, "truediv": ops.truediv,
     "floordiv": ops.floordiv, "mod": ops.mod, "pow": ops.pow,
@@ -70,9 +75,12 @@ def _located(new, old):
     return new
 
 
+def _parts(index):
+    return index.elts if isinstance(index, ast.Tuple) else [index]
+
+
 def _has_step(index):
-    parts = index.elts if isinstance(index, ast.Tuple) else [index]
-    return any(isinstance(p, ast.Slice) and p.step is not None for p in parts)
+    return any(isinstance(p, ast.Slice) and p.step is not None for p in _parts(index))
 
 
 def _index_value(index):
@@ -102,7 +110,7 @@ class _Rewriter(ast.NodeTransformer):
         return node  # annotations and defaults: the original function's are kept
 
     def visit_Subscript(self, node):
-        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        parts = _parts(node.slice)
         _used_at_once(node.value, *parts)  # d['k'][i] indexes d['k'] at once
         for part in parts:
             if isinstance(part, ast.Slice):
@@ -142,11 +150,19 @@ class _Rewriter(ast.NodeTransformer):
         return _located(ast.Call(_helper(name), [node.left, node.right], []), node)
 
     def visit_Call(self, node):
+        first = node.args[0] if node.args else None
+        on_element = (isinstance(first, ast.Subscript) and not _has_step(first.slice)
+                      and not any(isinstance(p, ast.Slice) for p in _parts(first.slice)))
+        if on_element:
+            _used_at_once(first)  # passed as the view, which call_on_element copies or not
         node = self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in _BUILTIN_CALLS:
             node.func = _located(_helper(node.func.id), node.func)
         else:
             node.func = _located(ast.Call(_helper("callee"), [node.func], []), node.func)
+        if on_element:
+            node.args = [node.func] + node.args
+            node.func = _located(_helper("call_on_element"), node.func)
         return node
 
     def visit_Assign(self, node):

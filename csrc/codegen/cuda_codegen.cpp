@@ -94,6 +94,7 @@ class KernelPrinter {
   int indent_ = 0;
   int depth_ = 0;  // enclosing parallel levels
   int last_line_ = -1;
+  int shared_slots_ = 0;  // the __shared__ old values of block-level atomic updates so far
   const SourceInfo* last_src_ = nullptr;  // the file of the last #line
   std::set<std::string> internal_;  // names the compiler made: printed as they are
   std::string name(const std::string& n) const {
@@ -181,6 +182,7 @@ class KernelPrinter {
     }
     if (auto i = s->as<If>()) return if_stmt(*i, false);
     if (auto e = s->as<ExprStmt>()) return line(expr(e->value) + ";");
+    if (auto u = s->as<AtomicUpdate>()) return atomic_update(*u);
     if (auto g = s->as<GpuBlock>()) {
       // Already on the GPU: a nested `with parir.gpu:` is just its body.
       line("{");
@@ -202,6 +204,77 @@ class KernelPrinter {
       return;
     }
     line(text);
+  }
+
+  static const char* atomic_struct(AtomicOp op) {
+    switch (op) {
+      case AtomicOp::Add:
+        return "parir::Sum";
+      case AtomicOp::Sub:
+        return "parir::Sub";
+      case AtomicOp::Min:
+        return "parir::Min";
+      case AtomicOp::Max:
+        return "parir::Max";
+      case AtomicOp::Exchange:
+        return "parir::Exchange";
+      case AtomicOp::And:
+        return "parir::BitAnd";
+      case AtomicOp::Or:
+        return "parir::BitOr";
+      case AtomicOp::Xor:
+        return "parir::BitXor";
+      case AtomicOp::CompareExchange:
+        break;
+    }
+    internal_error("parir.{} has no combining operation", python_name(op));
+  }
+
+  // The prelude's atomic_combine (atomic_compare_exchange for atomic_cas), whose value is the
+  // element's old value; with run-time bounds checks, skipped with a zero for its value when
+  // one fails, as a checked load is.
+  void atomic_update(const AtomicUpdate& u) {
+    const FlatLoad& t = *u.target->as<FlatLoad>();
+    const ScalarType elem = t.type.scalar;
+    std::string ptr = "&" + element(t);
+    std::string call = u.op == AtomicOp::CompareExchange
+                           ? fmt::format("parir::atomic_compare_exchange({}, {}, {})", ptr,
+                                         expr(u.compare), expr(u.value))
+                           : fmt::format("parir::atomic_combine({}(), {}, {})",
+                                         atomic_struct(u.op), ptr, expr(u.value));
+    std::string guarded = fmt::format("{};", call);
+    if (!t.checks.empty()) {
+      guarded = fmt::format("if ({}) {};", checks(t), call);
+      call = fmt::format("({} ? {} : {}{{}})", checks(t), call, cuda_name(elem));
+    }
+    // The old value, as the result local's type holds it.
+    auto assign_result = [&](const std::string& old) {
+      const Var& r = *u.result->as<Var>();
+      ScalarType to = r.type.scalar;
+      return fmt::format("{} = {};", name(r.name), to == elem ? old : conversion(to, elem, old));
+    };
+    if (!at_block_level()) {
+      line(u.result ? assign_result(call) : guarded);
+      return;
+    }
+    // Outside the thread-level loops every thread of the block runs this statement: one thread
+    // updates, barriers order the update with the others' accesses, and the old value reaches
+    // them all through shared memory (map_parallelism rules out clusters here).
+    line(barrier());
+    if (!u.result) {
+      line(fmt::format("if ({}) {}", writer(), guarded));
+      line(barrier());
+      return;
+    }
+    std::string slot = fmt::format("parir_old{}", shared_slots_++);
+    line("{");
+    ++indent_;
+    line(fmt::format("__shared__ {} {};", cuda_name(elem), slot));
+    line(fmt::format("if ({}) {} = {};", writer(), slot, call));
+    line(barrier());
+    line(assign_result(slot));
+    --indent_;
+    line("}");
   }
 
   void if_stmt(const If& i, bool is_else_if) {
@@ -424,8 +497,11 @@ class KernelPrinter {
   // Conversions to and from the half types go through parir_half.h's helpers, which round
   // once and never rely on C++'s implicit conversions (ambiguous for __half).
   std::string cast(ScalarType to, const ExprPtr& a) {
-    ScalarType from = a->type.scalar;
-    std::string x = expr(a);
+    return conversion(to, a->type.scalar, expr(a));
+  }
+
+  // The value of C++ expression `x`, of type `from`, converted to `to`.
+  static std::string conversion(ScalarType to, ScalarType from, const std::string& x) {
     if (to == ScalarType::F16) return fmt::format("parir::to_float16({})", x);
     if (to == ScalarType::BF16) return fmt::format("parir::to_bfloat16({})", x);
     if (is_half(from)) return fmt::format("parir::from_half<{}>({})", cuda_name(to), x);

@@ -289,74 +289,169 @@ template <typename T, typename Op> PARIR_FN T cluster_reduce(T v, Op op) {
   return total;
 }
 
-// *p = op(*p, v) atomically, for reductions that span several blocks.
+// ----- atomic read-modify-write: reductions that span several blocks, parir.atomic_* -----
+
+// The updates beyond the reductions' operations, for parir.atomic_sub, atomic_exchange,
+// atomic_and, atomic_or and atomic_xor.
+struct Sub {
+  template <typename T> __device__ T operator()(T a, T b) const { return a - b; }
+};
+struct Exchange {
+  template <typename T> __device__ T operator()(T, T b) const { return b; }
+};
+struct BitAnd {
+  template <typename T> __device__ T operator()(T a, T b) const { return a & b; }
+};
+struct BitOr {
+  template <typename T> __device__ T operator()(T a, T b) const { return a | b; }
+};
+struct BitXor {
+  template <typename T> __device__ T operator()(T a, T b) const { return a ^ b; }
+};
+
 template <typename T, typename U> PARIR_FN T bit_cast(U u) {
   union { U u; T t; } x;
   x.u = u;
   return x.t;
 }
 template <int Bytes> struct uint_of_size;
+template <> struct uint_of_size<1> { typedef unsigned char type; };
 template <> struct uint_of_size<2> { typedef unsigned short type; };
 template <> struct uint_of_size<4> { typedef unsigned int type; };
 template <> struct uint_of_size<8> { typedef unsigned long long type; };
-template <typename T, typename Op> PARIR_FN void atomic_cas(T* p, T v, Op op) {
+// Keeps a parameter out of template argument deduction: the element's type decides.
+template <typename T> struct same { typedef T type; };
+
+// A 1- or 2-byte element as part of the aligned 4-byte word that holds it, which is what
+// CUDA's 4-byte atomics can update. The word may reach past the end of the tensor, but never
+// into another page: those bytes are mapped memory, left as they are (PyTorch's own byte
+// atomics do the same).
+template <typename T> struct word_of {
+  typedef typename uint_of_size<sizeof(T)>::type U;
+  unsigned* word;
+  unsigned shift;
+  __device__ explicit word_of(T* p) {
+    const unsigned long long addr = reinterpret_cast<unsigned long long>(p);
+    word = reinterpret_cast<unsigned*>(addr & ~3ull);
+    shift = unsigned(addr & 3ull) * 8u;
+  }
+  __device__ unsigned mask() const { return ((1u << (8 * sizeof(T))) - 1u) << shift; }
+  __device__ unsigned bits(T v) const { return unsigned(bit_cast<U>(v)) << shift; }
+  __device__ T element(unsigned w) const { return bit_cast<T>(U(w >> shift)); }
+};
+
+// *p = op(*p, v) atomically by compare-and-swap; returns the old value. An update that would
+// leave the element's bits as they are (a max below the current value) writes nothing; the
+// first read bypasses the L1 cache, which atomics elsewhere do not update.
+template <typename T, typename Op> PARIR_FN T atomic_cas(T* p, T v, Op op) {
   typedef typename uint_of_size<sizeof(T)>::type U;
   U* up = reinterpret_cast<U*>(p);
-  U old = *up, assumed;
+  U old = *const_cast<volatile U*>(up), assumed;
   do {
     assumed = old;
-    old = atomicCAS(up, assumed, bit_cast<U>(op(bit_cast<T>(assumed), v)));
+    const U updated = bit_cast<U>(op(bit_cast<T>(assumed), v));
+    if (updated == assumed) break;
+    old = atomicCAS(up, assumed, updated);
   } while (old != assumed);
+  return bit_cast<T>(assumed);
 }
 // CUDA's atomicCAS needs at least 2 bytes: a 1-byte element is updated through the aligned
 // 4-byte word that holds it, leaving the word's other bytes as they are.
-template <typename T, typename Op> PARIR_FN void atomic_cas_byte(T* p, T v, Op op) {
-  const unsigned long long addr = reinterpret_cast<unsigned long long>(p);
-  unsigned* word = reinterpret_cast<unsigned*>(addr & ~3ull);
-  const unsigned shift = unsigned(addr & 3ull) * 8u;
-  unsigned old = *word, assumed;
+template <typename T, typename Op> PARIR_FN T atomic_cas_byte(T* p, T v, Op op) {
+  const word_of<T> w(p);
+  unsigned old = *const_cast<volatile unsigned*>(w.word), assumed;
   do {
     assumed = old;
-    const T current = bit_cast<T>((unsigned char)((assumed >> shift) & 0xffu));
-    const unsigned char updated = bit_cast<unsigned char>(op(current, v));
-    old = atomicCAS(word, assumed, (assumed & ~(0xffu << shift)) | (unsigned(updated) << shift));
+    const unsigned updated = w.bits(op(w.element(assumed), v));
+    if (updated == (assumed & w.mask())) break;
+    old = atomicCAS(w.word, assumed, (assumed & ~w.mask()) | updated);
   } while (old != assumed);
+  return w.element(assumed);
 }
 template <int Bytes> struct size_tag {};
-template <typename T, typename Op, int B> PARIR_FN void atomic_sized(Op op, T* p, T v, size_tag<B>) {
-  atomic_cas(p, v, op);
+template <typename T, typename Op, int B> PARIR_FN T atomic_sized(Op op, T* p, T v, size_tag<B>) {
+  return atomic_cas(p, v, op);
 }
-template <typename T, typename Op> PARIR_FN void atomic_sized(Op op, T* p, T v, size_tag<1>) {
-  atomic_cas_byte(p, v, op);
+template <typename T, typename Op> PARIR_FN T atomic_sized(Op op, T* p, T v, size_tag<1>) {
+  return atomic_cas_byte(p, v, op);
 }
-template <typename T, typename Op> PARIR_FN void atomic_combine(Op op, T* p, T v) {
-  atomic_sized(op, p, v, size_tag<sizeof(T)>());
+
+// *p = op(*p, v) as one atomic operation, returning the old value: CUDA's instruction where it
+// has one (the overloads below, and parir_half.h's), a compare-and-swap loop otherwise.
+template <typename T, typename Op>
+PARIR_FN T atomic_combine(Op op, T* p, typename same<T>::type v) {
+  return atomic_sized(op, p, v, size_tag<sizeof(T)>());
 }
-PARIR_FN void atomic_combine(Sum, float* p, float v) { atomicAdd(p, v); }
-PARIR_FN void atomic_combine(Sum, double* p, double v) { atomicAdd(p, v); }
-PARIR_FN void atomic_combine(Sum, int32_t* p, int32_t v) { atomicAdd(p, v); }
-PARIR_FN void atomic_combine(Sum, uint32_t* p, uint32_t v) { atomicAdd(p, v); }
-PARIR_FN void atomic_combine(Sum, int64_t* p, int64_t v) {
-  atomicAdd(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+// Bitwise updates of 1- and 2-byte elements (bools too) are 4-byte atomics on their word, with
+// the other bytes and-ed with ones, or or-ed and xor-ed with zeros.
+template <typename T> PARIR_FN T atomic_combine(BitAnd, T* p, typename same<T>::type v) {
+  const word_of<T> w(p);
+  return w.element(atomicAnd(w.word, w.bits(v) | ~w.mask()));
 }
-PARIR_FN void atomic_combine(Sum, uint64_t* p, uint64_t v) {
-  atomicAdd(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+template <typename T> PARIR_FN T atomic_combine(BitOr, T* p, typename same<T>::type v) {
+  const word_of<T> w(p);
+  return w.element(atomicOr(w.word, w.bits(v)));
 }
-PARIR_FN void atomic_combine(Min, int32_t* p, int32_t v) { atomicMin(p, v); }
-PARIR_FN void atomic_combine(Max, int32_t* p, int32_t v) { atomicMax(p, v); }
-PARIR_FN void atomic_combine(Min, uint32_t* p, uint32_t v) { atomicMin(p, v); }
-PARIR_FN void atomic_combine(Max, uint32_t* p, uint32_t v) { atomicMax(p, v); }
-PARIR_FN void atomic_combine(Min, int64_t* p, int64_t v) {
-  atomicMin(reinterpret_cast<long long*>(p), (long long)v);
+template <typename T> PARIR_FN T atomic_combine(BitXor, T* p, typename same<T>::type v) {
+  const word_of<T> w(p);
+  return w.element(atomicXor(w.word, w.bits(v)));
 }
-PARIR_FN void atomic_combine(Max, int64_t* p, int64_t v) {
-  atomicMax(reinterpret_cast<long long*>(p), (long long)v);
+// 32-bit elements: int and unsigned, for which CUDA has every instruction.
+#define PARIR_ATOMIC_32(T)                                                             \
+  PARIR_FN T atomic_combine(Sum, T* p, T v) { return atomicAdd(p, v); }                \
+  PARIR_FN T atomic_combine(Sub, T* p, T v) { return atomicSub(p, v); }                \
+  PARIR_FN T atomic_combine(Min, T* p, T v) { return atomicMin(p, v); }                \
+  PARIR_FN T atomic_combine(Max, T* p, T v) { return atomicMax(p, v); }                \
+  PARIR_FN T atomic_combine(Exchange, T* p, T v) { return atomicExch(p, v); }          \
+  PARIR_FN T atomic_combine(BitAnd, T* p, T v) { return atomicAnd(p, v); }             \
+  PARIR_FN T atomic_combine(BitOr, T* p, T v) { return atomicOr(p, v); }               \
+  PARIR_FN T atomic_combine(BitXor, T* p, T v) { return atomicXor(p, v); }
+PARIR_ATOMIC_32(int32_t)
+PARIR_ATOMIC_32(uint32_t)
+#undef PARIR_ATOMIC_32
+// 64-bit integers through CUDA's unsigned long long instructions (two's complement makes them
+// right for int64 too), and its long long ones for signed min and max.
+#define PARIR_ATOMIC_AS(T, OP, FN, U, V) \
+  PARIR_FN T atomic_combine(OP, T* p, T v) { return (T)FN(reinterpret_cast<U*>(p), (U)(V)); }
+#define PARIR_ATOMIC_64(T, MINMAX)                                        \
+  PARIR_ATOMIC_AS(T, Sum, atomicAdd, unsigned long long, v)               \
+  PARIR_ATOMIC_AS(T, Sub, atomicAdd, unsigned long long, 0ull - (unsigned long long)v) \
+  PARIR_ATOMIC_AS(T, Min, atomicMin, MINMAX, v)                           \
+  PARIR_ATOMIC_AS(T, Max, atomicMax, MINMAX, v)                           \
+  PARIR_ATOMIC_AS(T, Exchange, atomicExch, unsigned long long, v)         \
+  PARIR_ATOMIC_AS(T, BitAnd, atomicAnd, unsigned long long, v)            \
+  PARIR_ATOMIC_AS(T, BitOr, atomicOr, unsigned long long, v)              \
+  PARIR_ATOMIC_AS(T, BitXor, atomicXor, unsigned long long, v)
+PARIR_ATOMIC_64(int64_t, long long)
+PARIR_ATOMIC_64(uint64_t, unsigned long long)
+#undef PARIR_ATOMIC_64
+#undef PARIR_ATOMIC_AS
+// Floats: CUDA adds (a subtraction adds the negation, which is exact); min and max go through
+// the compare-and-swap loop with parir::min and parir::max, which propagate NaN.
+PARIR_FN float atomic_combine(Sum, float* p, float v) { return atomicAdd(p, v); }
+PARIR_FN double atomic_combine(Sum, double* p, double v) { return atomicAdd(p, v); }
+PARIR_FN float atomic_combine(Sub, float* p, float v) { return atomicAdd(p, -v); }
+PARIR_FN double atomic_combine(Sub, double* p, double v) { return atomicAdd(p, -v); }
+PARIR_FN float atomic_combine(Exchange, float* p, float v) { return atomicExch(p, v); }
+PARIR_FN double atomic_combine(Exchange, double* p, double v) {
+  return bit_cast<double>(
+      atomicExch(reinterpret_cast<unsigned long long*>(p), bit_cast<unsigned long long>(v)));
 }
-PARIR_FN void atomic_combine(Min, uint64_t* p, uint64_t v) {
-  atomicMin(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
-}
-PARIR_FN void atomic_combine(Max, uint64_t* p, uint64_t v) {
-  atomicMax(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+
+// parir.atomic_cas: the element becomes `desired` when its bits are those of `expected` (so
+// -0.0 and 0.0 differ, and a NaN matches the same NaN); returns the old value.
+template <typename T>
+PARIR_FN T atomic_compare_exchange(T* p, typename same<T>::type expected,
+                                   typename same<T>::type desired) {
+  typedef typename uint_of_size<sizeof(T)>::type U;
+  if constexpr (sizeof(T) == 1) {
+    const U want = bit_cast<U>(expected);
+    return atomic_cas_byte(p, desired,
+                           [want](T current, T d) { return bit_cast<U>(current) == want ? d : current; });
+  } else {
+    return bit_cast<T>(atomicCAS(reinterpret_cast<U*>(p), bit_cast<U>(expected),
+                                 bit_cast<U>(desired)));
+  }
 }
 
 #undef PARIR_FN
@@ -437,7 +532,14 @@ template <typename To, typename H> PARIR_FN To from_half(H h) {
     float x = to_float(a), y = to_float(b), r = fmodf(x, y);                           \
     return conv((r != 0.0f && ((r < 0.0f) != (y < 0.0f))) ? r + y : r);               \
   }                                                                                    \
-  PARIR_FN void atomic_combine(Sum, H* p, H v) { atomicAdd(p, v); }
+  PARIR_FN H atomic_combine(Sum, H* p, H v) { return atomicAdd(p, v); }                 \
+  PARIR_FN H atomic_combine(Sub, H* p, H v) { return atomicAdd(p, __hneg(v)); }          \
+  PARIR_FN H atomic_combine(Min, H* p, H v) {                                           \
+    return atomic_cas(p, v, [](H a, H b) { return __hmin_nan(a, b); });                \
+  }                                                                                    \
+  PARIR_FN H atomic_combine(Max, H* p, H v) {                                           \
+    return atomic_cas(p, v, [](H a, H b) { return __hmax_nan(a, b); });                \
+  }
 PARIR_HALF_MATH(__half, __float2half_rn)
 PARIR_HALF_MATH(__nv_bfloat16, __float2bfloat16_rn)
 #undef PARIR_HALF_MATH

@@ -92,6 +92,12 @@ class Converter {
           first = false;
           continue;
         }
+        if (is_atomic_call(v)) {
+          out.push_back(atomic_update(v, nullptr, loc(s), std::move(labels)));
+          labels.clear();
+          first = false;
+          continue;
+        }
         // A call of a Python function on its own is made for its effects (writes to tensors);
         // a parir builtin on its own would compute nothing.
         if (node_type(v) == "Call") {
@@ -141,11 +147,13 @@ class Converter {
       if (py::len(targets) != 1)
         fail_at(s, "chained assignment (a = b = ...) is not supported; assign each name separately");
       ExprPtr t = target(targets[0]);  // checked first: its errors are the more telling
+      if (is_atomic_call(s.attr("value"))) return atomic_update(s.attr("value"), t, l, labels);
       return std::make_shared<Assign>(t, expr(s.attr("value")), l, labels);
     }
     if (t == "AnnAssign") {
       if (s.attr("value").is_none()) fail_at(s, "a declaration without a value is not supported");
       ExprPtr t = target(s.attr("target"));
+      if (is_atomic_call(s.attr("value"))) return atomic_update(s.attr("value"), t, l, labels);
       return std::make_shared<Assign>(t, expr(s.attr("value")), l, labels);
     }
     if (t == "AugAssign") {
@@ -207,6 +215,68 @@ class Converter {
     ExprPtr step = n == 3 ? expr(args[2]) : int_imm(1, loc(it));
     return std::make_shared<For>(py::str(tgt.attr("id")), lo, hi, step, body(s.attr("body")), l,
                                  std::move(labels));
+  }
+
+  // ----- atomic updates -------------------------------------------------------------------
+
+  bool is_atomic_call(const py::handle& node) const {
+    return node_type(node) == "Call" && atomic_op_from_name(parir_name(node.attr("func")));
+  }
+
+  // `parir.atomic_add(t[i], v)` on its own (result null), or `old = parir.atomic_add(...)`
+  // (result the target of the assignment, which must be a local).
+  StmtPtr atomic_update(const py::handle& call, const ExprPtr& result, const Loc& l,
+                        std::vector<std::string> labels) {
+    std::string name = parir_name(call.attr("func"));
+    AtomicOp op = *atomic_op_from_name(name);
+    if (result && !result->as<Var>())
+      fail_at(call, fmt::format("the old value that parir.{} returns can only be assigned to a "
+                                "local variable (old = parir.{}(...)); store the local into the "
+                                "tensor in a statement of its own",
+                                name, name));
+    if (py::len(call.attr("keywords")) > 0)
+      fail_at(call, fmt::format("parir.{} takes its arguments by position only", name));
+    py::list args = call.attr("args");
+    size_t want = op == AtomicOp::CompareExchange ? 3 : 2;
+    const char* usage = op == AtomicOp::CompareExchange ? "(t[i], expected, desired)" : "(t[i], value)";
+    if (py::len(args) != want)
+      fail_at(call, fmt::format("parir.{} takes {} arguments, {}; got {}", name, want, usage,
+                                py::len(args)));
+    for (const auto& a : args)
+      if (node_type(a) == "Starred") fail_at(a, "*args in calls are not supported");
+    ExprPtr target = atomic_target(args[0], name);
+    ExprPtr compare = op == AtomicOp::CompareExchange ? expr(args[1]) : nullptr;
+    ExprPtr value = expr(args[want - 1]);
+    return std::make_shared<AtomicUpdate>(op, target, value, compare, result, l,
+                                          std::move(labels));
+  }
+
+  // The first argument of parir.atomic_*: one element of a tensor argument.
+  ExprPtr atomic_target(const py::handle& node, const std::string& fn) {
+    std::string what;
+    if (node_type(node) == "Subscript") {
+      ExprPtr t = subscript(node);
+      auto load = t->as<Load>();
+      if (!load) {
+        what = fmt::format("{} is a dict entry, not an element of a tensor",
+                           display_name(t->as<Var>()->name));
+      } else {
+        bool sliced = false;
+        for (const auto& i : load->indices) sliced = sliced || i->as<Slice>();
+        if (!sliced) return t;
+        what = "a slice is several elements; update each in a loop";
+      }
+    } else if (node_type(node) == "Name") {
+      what = fmt::format("'{}' is a name, not an element of a tensor (a local or a scalar "
+                         "cannot be updated atomically; a shape-(1,) tensor is updated as {}[0])",
+                         std::string(py::str(node.attr("id"))),
+                         std::string(py::str(node.attr("id"))));
+    } else {
+      what = "it is not an element of a tensor";
+    }
+    fail_at(node, fmt::format("the first argument of parir.{} must be one tensor element with "
+                              "one index per dimension, as in parir.{}(hist[b], 1): {}",
+                              fn, fn, what));
   }
 
   ExprPtr target(const py::handle& node) {
@@ -571,6 +641,12 @@ class Converter {
     }
     if (name == "label")
       fail_at(node, "parir.label(...) must stand alone as a statement before what it labels");
+    if (atomic_op_from_name(name))
+      fail_at(node, fmt::format("parir.{} updates a tensor element and can only be a statement "
+                                "of its own, parir.{}(t[i], v), or the whole right-hand side of "
+                                "an assignment to a local, old = parir.{}(t[i], v); use the "
+                                "local in the larger expression",
+                                name, name, name));
     bool reduction = name == "sum" || name == "prod" ||
                      ((name == "min" || name == "max") && args.size() == 1);
     if (reduction) return slice_reduction(node, name, args);

@@ -71,6 +71,25 @@ const char* python_name(ReduceOp op) {
   return "?";
 }
 
+const char* python_name(AtomicOp op) {
+  switch (op) {
+#define X(e, py)       \
+  case AtomicOp::e: \
+    return py;
+    PARIR_FOR_EACH_ATOMIC_OP(X)
+#undef X
+  }
+  return "?";
+}
+
+std::optional<AtomicOp> atomic_op_from_name(const std::string& name) {
+#define X(e, py) \
+  if (name == py) return AtomicOp::e;
+  PARIR_FOR_EACH_ATOMIC_OP(X)
+#undef X
+  return std::nullopt;
+}
+
 ExprPtr int_imm(int64_t v, Loc l, Type t) { return std::make_shared<IntImm>(v, t, l); }
 ExprPtr float_imm(double v, Loc l, Type t) { return std::make_shared<FloatImm>(v, t, l); }
 ExprPtr bool_imm(bool v, Loc l) { return std::make_shared<BoolImm>(v, l); }
@@ -239,6 +258,15 @@ void stmt_text(const StmtNode& s, int indent, std::string& out) {
     case StmtKind::ExprStmt:
       out += fmt::format("{}{}\n", pad, expr_text(*static_cast<const ExprStmt&>(s).value));
       break;
+    case StmtKind::AtomicUpdate: {
+      const auto& n = static_cast<const AtomicUpdate&>(s);
+      std::string args = expr_text(*n.target);
+      if (n.compare) args += ", " + expr_text(*n.compare);
+      args += ", " + expr_text(*n.value);
+      std::string result = n.result ? expr_text(*n.result) + " = " : "";
+      out += fmt::format("{}{}parir.{}({})\n", pad, result, python_name(n.op), args);
+      break;
+    }
   }
 }
 

@@ -60,7 +60,8 @@ namespace parir {
   X(If)                        \
   X(GpuBlock)                  \
   X(Return)                    \
-  X(ExprStmt)
+  X(ExprStmt)                  \
+  X(AtomicUpdate)
 
 enum class ExprKind : uint8_t {
 #define X(n) n,
@@ -483,6 +484,53 @@ struct ExprStmt : StmtNode {
   ExprPtr value;
   ExprStmt(ExprPtr v, Loc l, std::vector<std::string> lb = {})
       : StmtNode(static_kind, l, std::move(lb)), value(std::move(v)) {}
+};
+
+// The read-modify-write operations of parir.atomic_*: (enumerator, Python name).
+#define PARIR_FOR_EACH_ATOMIC_OP(X)        \
+  X(Add, "atomic_add")                     \
+  X(Sub, "atomic_sub")                     \
+  X(Min, "atomic_min")                     \
+  X(Max, "atomic_max")                     \
+  X(Exchange, "atomic_exchange")           \
+  X(CompareExchange, "atomic_cas")         \
+  X(And, "atomic_and")                     \
+  X(Or, "atomic_or")                       \
+  X(Xor, "atomic_xor")
+
+enum class AtomicOp : uint8_t {
+#define X(e, py) e,
+  PARIR_FOR_EACH_ATOMIC_OP(X)
+#undef X
+};
+const char* python_name(AtomicOp op);
+std::optional<AtomicOp> atomic_op_from_name(const std::string& name);
+
+// parir.atomic_add(t[i], v) and the other parir.atomic_* functions: the element `target` is
+// read, combined with `value` and written back as one indivisible operation that no other
+// thread's access to the element comes between (CUDA's atomicAdd and friends). Min and Max
+// propagate NaN as parir.min/max do; Exchange stores `value`; CompareExchange stores `value`
+// only when the element's bits equal those of `compare` (CUDA's atomicCAS). `result`, when
+// present, is a local that receives the element's old value (`old = parir.atomic_add(...)`),
+// as an assignment of a value of the element's type would.
+// A statement, not an expression: it writes a tensor, and passes that copy or repeat
+// expressions and local computations (inlining, kernel splitting) must never duplicate it.
+// Its children are, in evaluation order, target's indices, compare, value; `result` last.
+struct AtomicUpdate : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::AtomicUpdate;
+  AtomicOp op;
+  ExprPtr target;   // a Load (a FlatLoad after flatten_indices): one tensor element
+  ExprPtr value;    // converted to the element's type by infer_types
+  ExprPtr compare;  // CompareExchange's expected value; null for the other operations
+  ExprPtr result;   // a Var, or null when the old value is not used
+  AtomicUpdate(AtomicOp o, ExprPtr t, ExprPtr v, ExprPtr c, ExprPtr r, Loc l,
+               std::vector<std::string> lb = {})
+      : StmtNode(static_kind, l, std::move(lb)),
+        op(o),
+        target(std::move(t)),
+        value(std::move(v)),
+        compare(std::move(c)),
+        result(std::move(r)) {}
 };
 
 // ---------------------------------------------------------------------------------------------

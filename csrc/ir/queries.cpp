@@ -1,5 +1,7 @@
 #include "ir/queries.h"
 
+#include <type_traits>
+
 #include "ir/visitor.h"
 
 namespace parir {
@@ -38,6 +40,10 @@ class FindStores : public IRVisitor {
 
  protected:
   void visit_node(const Assign* n) override {
+    if (auto load = n->target->as<Load>()) tensors.insert(load->tensor);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const AtomicUpdate* n) override {
     if (auto load = n->target->as<Load>()) tensors.insert(load->tensor);
     IRVisitor::visit_node(n);
   }
@@ -101,29 +107,43 @@ class Calls : public IRVisitor {
 
 namespace {
 
+// Finds a node of one kind: an ExprKind or a StmtKind.
+template <typename Kind>
 struct KindFinder : IRVisitor {
-  ExprKind kind;
+  Kind kind;
   bool found = false;
-  explicit KindFinder(ExprKind k) : kind(k) {}
-#define X(n)                                  \
-  void visit_node(const n* node) override {   \
-    found = found || n::static_kind == kind;  \
-    IRVisitor::visit_node(node);              \
+  explicit KindFinder(Kind k) : kind(k) {}
+  template <typename K>
+  bool is(K k) const {
+    if constexpr (std::is_same_v<K, Kind>) return k == kind;
+    return false;
+  }
+#define X(n)                                 \
+  void visit_node(const n* node) override {  \
+    found = found || is(n::static_kind);     \
+    IRVisitor::visit_node(node);             \
   }
   PARIR_FOR_EACH_EXPR(X)
+  PARIR_FOR_EACH_STMT(X)
 #undef X
 };
 
 }  // namespace
 
+bool contains(const Body& body, StmtKind kind) {
+  KindFinder<StmtKind> finder(kind);
+  finder.visit(body);
+  return finder.found;
+}
+
 bool contains(const Body& body, ExprKind kind) {
-  KindFinder finder(kind);
+  KindFinder<ExprKind> finder(kind);
   finder.visit(body);
   return finder.found;
 }
 
 bool contains(const ExprPtr& e, ExprKind kind) {
-  KindFinder finder(kind);
+  KindFinder<ExprKind> finder(kind);
   finder.visit(e);
   return finder.found;
 }

@@ -17,13 +17,15 @@ bool contains_parallel_code(const Body& body, bool gpu_blocks);
 // Does the statement hold a reduction loop (one that detect_reductions gave a Reduction)?
 bool contains_reduction(const StmtPtr& s);
 
-// The tensors that some assignment in the body stores to (x[i] = ..., x[i, :] += ...).
+// The tensors that some assignment or atomic update in the body stores to (x[i] = ...,
+// x[i, :] += ..., parir.atomic_add(x[i], ...)).
 std::set<std::string> stored_tensors(const Body& body);
 
 // Whether the body holds an expression of this kind anywhere (passes check with it that an
 // earlier pass has removed a kind of node).
 bool contains(const Body& body, ExprKind kind);
 bool contains(const ExprPtr& e, ExprKind kind);
+bool contains(const Body& body, StmtKind kind);
 
 // Every name the body binds or reads: locals, loop variables, reduction accumulators and the
 // tensors it indexes.

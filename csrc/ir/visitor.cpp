@@ -73,6 +73,12 @@ void IRVisitor::visit_node(const ExternCall* n) {
 }
 void IRVisitor::visit_node(const Return* n) { visit(n->value); }
 void IRVisitor::visit_node(const ExprStmt* n) { visit(n->value); }
+void IRVisitor::visit_node(const AtomicUpdate* n) {
+  visit(n->target);
+  visit(n->compare);
+  visit(n->value);
+  visit(n->result);
+}
 void IRVisitor::visit_node(const Assign* n) {
   visit(n->target);
   visit(n->value);
@@ -242,6 +248,13 @@ StmtPtr IRMutator::mutate_node(const ExprStmt* n, const StmtPtr& self) {
   ExprPtr v = mutate(n->value);
   if (v == n->value) return self;
   return std::make_shared<ExprStmt>(v, n->loc, n->labels);
+}
+
+StmtPtr IRMutator::mutate_node(const AtomicUpdate* n, const StmtPtr& self) {
+  ExprPtr t = mutate(n->target), c = mutate(n->compare), v = mutate(n->value);
+  ExprPtr r = mutate(n->result);
+  if (t == n->target && c == n->compare && v == n->value && r == n->result) return self;
+  return std::make_shared<AtomicUpdate>(n->op, t, v, c, r, n->loc, n->labels);
 }
 
 StmtPtr IRMutator::mutate_node(const Assign* n, const StmtPtr& self) {

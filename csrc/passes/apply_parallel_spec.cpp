@@ -73,6 +73,10 @@ class ApplySpec : public IRMutator {
     reject_if_parallel(*n, "assignment");
     return self;
   }
+  StmtPtr mutate_node(const AtomicUpdate* n, const StmtPtr& self) override {
+    reject_if_parallel(*n, "atomic update");
+    return self;
+  }
   StmtPtr mutate_node(const GpuBlock* n, const StmtPtr& self) override {
     reject_if_parallel(*n, "`with parir.gpu:` block");
     return IRMutator::mutate_node(n, self);

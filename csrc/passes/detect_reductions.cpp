@@ -138,6 +138,24 @@ class RewriteBody : public IRMutator {
 
   bool same_scalar_type(const ExprPtr& e) const { return e->type.scalar == acc_type.scalar; }
 
+  // An atomic update is never an accumulation of the loop: its result local is bound in the
+  // loop like any local assigned there, and its element is read like any other (so an update
+  // of the reduction's own target is an error below, as a read of it is).
+  StmtPtr mutate_node(const AtomicUpdate* n, const StmtPtr& self) override {
+    if (n->result) {
+      const std::string& name = n->result->as<Var>()->name;
+      if (target && target->as<Var>() && target->as<Var>()->name == name)
+        prog_.error(n->loc, fmt::format("'{}' is the result of the reduction loop on line {}; "
+                                        "it can only be accumulated into there (+=, *=, min, "
+                                        "max)",
+                                        name, loop_.loc.line));
+      assigned.insert(name);
+    }
+    ExprPtr t = mutate(n->target), c = mutate(n->compare), v = mutate(n->value);
+    if (t == n->target && c == n->compare && v == n->value) return self;
+    return std::make_shared<AtomicUpdate>(n->op, t, v, c, n->result, n->loc, n->labels);
+  }
+
   ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
     if (target && target->as<Var>() && target->as<Var>()->name == n->name)
       target_reads.push_back(n->loc);
@@ -188,7 +206,17 @@ class Detect : public IRMutator {
         RewriteBody scan(prog_, *f, "");
         scan.collect_targets = true;
         scan.mutate(f->body);
-        if (scan.targets.size() > 1 && only_accumulates(f->body, scan.targets)) {
+        if (scan.targets.size() > 1 && !only_accumulates(f->body, scan.targets))
+          prog_.error(f->loc, fmt::format("this reduction loop accumulates into {} and {}, and "
+                                          "also {}; it cannot become one loop per "
+                                          "accumulation, which would repeat that. Accumulate "
+                                          "into one place here, or do the rest in a loop of "
+                                          "its own",
+                                          to_string(scan.targets[0]), to_string(scan.targets[1]),
+                                          contains(f->body, StmtKind::AtomicUpdate)
+                                              ? "updates tensor elements atomically"
+                                              : "stores to other tensors"));
+        if (scan.targets.size() > 1) {
           for (const auto& t : scan.targets) check_not_read(*f, t);
           for (const auto& t : scan.targets) {
             std::vector<ExprPtr> others;
@@ -245,8 +273,10 @@ class Detect : public IRMutator {
                                             to_string(place), loop.loc.line));
   }
 
-  // Whether the body stores to no tensor other than those of its accumulation targets.
+  // Whether the body stores to no tensor other than those of its accumulation targets, and
+  // updates none atomically (each copy would repeat the update).
   static bool only_accumulates(const Body& body, const std::vector<ExprPtr>& targets) {
+    if (contains(body, StmtKind::AtomicUpdate)) return false;
     std::set<std::string> allowed;
     for (const auto& t : targets)
       if (auto l = strip_casts(t)->as<Load>()) allowed.insert(l->tensor);

@@ -268,6 +268,43 @@ class Typer : public IRMutator {
     return std::make_shared<Assign>(target, coerce(value, target->type), n->loc, n->labels);
   }
 
+  // The value (and atomic_cas's expected value) convert to the element's type, as a store
+  // converts; the result local receives a value of the element's type.
+  StmtPtr mutate_node(const AtomicUpdate* n, const StmtPtr&) override {
+    ExprPtr target = mutate(n->target);
+    check_atomic_element(*n, target->type.scalar);
+    ExprPtr compare = n->compare ? coerce(mutate(n->compare), target->type) : nullptr;
+    ExprPtr value = coerce(mutate(n->value), target->type);
+    ExprPtr result;
+    if (n->result) {
+      auto v = n->result->as<Var>();
+      if (loop_vars_.count(v->name))
+        error(n->loc, fmt::format("cannot assign to the loop variable '{}'", v->name));
+      assign_local(v->name, target->type, n->loc);
+      assigned_.insert(v->name);
+      result = var(v->name, v->loc, locals_[v->name]);
+    }
+    return std::make_shared<AtomicUpdate>(n->op, target, value, compare, result, n->loc,
+                                          n->labels);
+  }
+
+  // Arithmetic updates need numbers, bitwise ones integers or bools (as the operators do).
+  void check_atomic_element(const AtomicUpdate& n, ScalarType elem) const {
+    const std::string& tensor = n.target->as<Load>()->tensor;
+    bool bitwise = n.op == AtomicOp::And || n.op == AtomicOp::Or || n.op == AtomicOp::Xor;
+    bool arithmetic = n.op == AtomicOp::Add || n.op == AtomicOp::Sub || n.op == AtomicOp::Min ||
+                      n.op == AtomicOp::Max;
+    if (bitwise && is_float(elem))
+      error(n.loc, fmt::format("parir.{} needs an integer or bool element, but '{}' is a {} "
+                               "tensor",
+                               python_name(n.op), display_name(tensor), python_name(elem)));
+    if (arithmetic && is_bool(elem))
+      error(n.loc, fmt::format("parir.{} needs a numeric element, but '{}' is a bool tensor; "
+                               "atomic_or, atomic_and, atomic_xor, atomic_exchange and "
+                               "atomic_cas update bools",
+                               python_name(n.op), display_name(tensor)));
+  }
+
   ExprPtr bound(const ExprPtr& e, const char* what) {
     ExprPtr t = mutate(e);
     if (t->type.known() && !is_int(t->type.scalar) && !is_bool(t->type.scalar))

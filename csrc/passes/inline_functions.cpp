@@ -33,6 +33,10 @@ class Usage : public IRVisitor {
     if (auto v = n->target->as<Var>()) assigned.insert(v->name);
     IRVisitor::visit_node(n);
   }
+  void visit_node(const AtomicUpdate* n) override {
+    if (n->result) assigned.insert(n->result->as<Var>()->name);
+    IRVisitor::visit_node(n);
+  }
   void visit_node(const For* n) override {
     loop_vars.insert(n->var);
     IRVisitor::visit_node(n);

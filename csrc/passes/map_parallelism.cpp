@@ -104,22 +104,53 @@ class KernelScan : public IRVisitor {
     visit(n->value);
     if (auto v = n->target->as<Var>()) {
       if (loop_vars_.count(v->name)) return;  // a reduction's accumulator
-      assigned_.insert(v->name);
-      if (!assigned_in_loop_.empty()) assigned_in_loop_.back().insert(v->name);
-      escaped_.erase(v->name);
-      k_.locals[v->name] = prog_.locals.at(v->name);
+      defines_local(v->name);
       return;
     }
     auto t = n->target->as<Load>();
     for (const auto& i : t->indices) visit(i);
-    tensors.insert(t->tensor);
-    written.insert(t->tensor);
+    writes(*t, n->loc, fmt::format("write to '{}'", t->tensor), "no other block would see it");
+  }
+
+  // A store to the element `t` (its indices visited): outside the thread-level loops it needs
+  // the block to be the only one of its iteration.
+  void writes(const Load& t, const Loc& loc, const std::string& what, const char* why) {
+    tensors.insert(t.tensor);
+    written.insert(t.tensor);
     if (at_block_level() && !one_block_)
-      prog_.error(n->loc, fmt::format("this write to '{}' is outside the innermost parallel loop, "
-                                      "which spans {} blocks; no other block would see it. Move "
-                                      "it into its own parallel loop, or use at most {} threads "
-                                      "in the inner loop",
-                                      t->tensor, k_.inner_blocks, k_.tpb));
+      prog_.error(loc, fmt::format("this {} is outside the innermost parallel loop, which spans "
+                                   "{} blocks; {}. Move it into its own parallel loop, or use at "
+                                   "most {} threads in the inner loop",
+                                   what, k_.inner_blocks, why, k_.tpb));
+  }
+
+  // An atomic update writes its tensor and, like an assignment, its result local. Outside the
+  // thread-level loops one thread of the block updates for all of them (as it writes), and
+  // shares the old value through shared memory; a cluster's blocks would need distributed
+  // shared memory for that, which is not generated.
+  void visit_node(const AtomicUpdate* n) override {
+    auto t = n->target->as<Load>();
+    for (const auto& i : t->indices) visit(i);
+    visit(n->compare);
+    visit(n->value);
+    writes(*t, n->loc, fmt::format("atomic update of '{}'", t->tensor),
+           "each of them would run it");
+    if (!n->result) return;
+    if (at_block_level() && k_.cluster > 1)
+      prog_.error(n->loc, fmt::format("the old value of this atomic update outside the innermost "
+                                      "parallel loop would have to reach every block of a thread "
+                                      "block cluster, which parir does not do; update '{}' "
+                                      "without using the old value here, or turn "
+                                      "use_cuda_thread_block_clusters off",
+                                      t->tensor));
+    defines_local(n->result->as<Var>()->name);
+  }
+
+  void defines_local(const std::string& name) {
+    assigned_.insert(name);
+    if (!assigned_in_loop_.empty()) assigned_in_loop_.back().insert(name);
+    escaped_.erase(name);
+    k_.locals[name] = prog_.locals.at(name);
   }
 
   void visit_node(const For* n) override {

@@ -152,7 +152,8 @@ class Simplify : public IRMutator {
   using IRMutator::mutate;
 };
 
-// How many times each local is assigned (a loop variable counts too), anywhere.
+// How many times each local is assigned (a loop variable and an atomic update's old value
+// count too), anywhere.
 class AssignmentCount : public IRVisitor {
  public:
   std::map<std::string, int> count;
@@ -164,6 +165,10 @@ class AssignmentCount : public IRVisitor {
   }
   void visit_node(const For* n) override {
     ++count[n->var];
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const AtomicUpdate* n) override {
+    if (n->result) ++count[n->result->as<Var>()->name];
     IRVisitor::visit_node(n);
   }
 };

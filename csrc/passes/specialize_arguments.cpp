@@ -113,21 +113,33 @@ class Specialize : public IRMutator {
     return int_imm(value, n->loc, Type{prog_.int_type, true});
   }
 
+  // An assignment to a local (or an atomic update's result): not to an argument.
+  void check_local_target(const Var& v, const Loc& loc) const {
+    check_dict_entry(v.name, v.loc);
+    if (prog_.is_tensor(v.name) || scalars_.count(v.name) || dicts_.count(v.name))
+      prog_.error(loc, fmt::format("cannot assign to the argument '{}'; {}",
+                                   display_name(v.name),
+                                   prog_.is_tensor(v.name)
+                                       ? "write to its elements instead, as in x[i] = ..."
+                                       : "copy it into a local variable first"));
+  }
+
   StmtPtr mutate_node(const Assign* n, const StmtPtr& self) override {
     if (auto v = n->target->as<Var>()) {
-      check_dict_entry(v->name, v->loc);
-      if (prog_.is_tensor(v->name) || scalars_.count(v->name) || dicts_.count(v->name))
-        prog_.error(n->loc, fmt::format("cannot assign to the argument '{}'; {}",
-                                        display_name(v->name),
-                                        prog_.is_tensor(v->name)
-                                            ? "write to its elements instead, as in x[i] = ..."
-                                            : "copy it into a local variable first"));
+      check_local_target(*v, n->loc);
       // The target is a local: only the value is rewritten.
       ExprPtr value = mutate(n->value);
       if (value == n->value) return self;
       return std::make_shared<Assign>(n->target, value, n->loc, n->labels);
     }
     return IRMutator::mutate_node(n, self);
+  }
+
+  StmtPtr mutate_node(const AtomicUpdate* n, const StmtPtr& self) override {
+    if (n->result) check_local_target(*n->result->as<Var>(), n->loc);
+    ExprPtr t = mutate(n->target), c = mutate(n->compare), v = mutate(n->value);
+    if (t == n->target && c == n->compare && v == n->value) return self;
+    return std::make_shared<AtomicUpdate>(n->op, t, v, c, n->result, n->loc, n->labels);
   }
 
   StmtPtr mutate_node(const For* n, const StmtPtr& self) override {

@@ -136,10 +136,12 @@ class KernelCut {
   }
 
   // A statement that only computes locals from what no cut changes, so it may run again at
-  // the start of a later cut.
+  // the start of a later cut. Never an atomic update, even one whose old value goes to a
+  // local: running it again would update the element again.
   bool repeatable(const StmtPtr& s) const {
     Body b{s};
     if (!stored_tensors(b).empty() || contains_parallel_code(b, false)) return false;
+    if (contains(b, StmtKind::AtomicUpdate)) return false;
     for (const auto& t : loaded_tensors(b))
       if (written_.count(t)) return false;
     return true;

@@ -18,6 +18,12 @@ class LocalUse : public IRVisitor {
     else visit(n->target);
     visit(n->value);
   }
+  void visit_node(const AtomicUpdate* n) override {
+    visit(n->target);
+    visit(n->compare);
+    visit(n->value);
+    if (n->result) assigned.emplace(n->result->as<Var>()->name, n->loc);
+  }
   void visit_node(const Var* n) override { read.emplace(n->name, n->loc); }
 };
 

@@ -106,6 +106,8 @@ class Webs : public IRMutator {
     for (const auto& s : body) {
       if (auto a = s->as<Assign>()) {
         if (auto v = a->target->as<Var>()) add_entry(v->name, r);
+      } else if (auto u = s->as<AtomicUpdate>()) {
+        if (u->result) add_entry(u->result->as<Var>()->name, r);
       } else if (auto f = s->as<For>()) {
         add_entry(f->var, r);
         collect(f->body, r);
@@ -177,6 +179,20 @@ class Webs : public IRMutator {
       }
       ExprPtr target = read(a->target, r);
       return renaming_ ? std::make_shared<Assign>(target, value, a->loc, a->labels) : s;
+    }
+    if (auto u = s->as<AtomicUpdate>()) {
+      ExprPtr target = read(u->target, r);
+      ExprPtr compare = u->compare ? read(u->compare, r) : nullptr;
+      ExprPtr value = read(u->value, r);
+      ExprPtr result = u->result;
+      if (auto v = result ? result->as<Var>() : nullptr) {
+        int d = def(s.get(), v->name, false);
+        r[v->name] = {d};
+        if (renaming_) result = var(name_of(v->name, {d}), v->loc, v->type);
+      }
+      if (!renaming_) return s;
+      return std::make_shared<AtomicUpdate>(u->op, target, value, compare, result, u->loc,
+                                            u->labels);
     }
     if (auto f = s->as<For>()) {
       ExprPtr lo = read(f->lo, r), hi = read(f->hi, r), step = read(f->step, r);

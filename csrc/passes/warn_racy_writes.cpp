@@ -27,7 +27,9 @@ class FindRacyWrites : public IRVisitor {
         if (warned_.insert(n->loc.line).second)
           prog_.warn(n->loc, fmt::format("this write to '{}' inside a parallel loop goes to an "
                                          "element chosen by data read from memory; iterations "
-                                         "that choose the same element race and lose updates",
+                                         "that choose the same element race and lose updates "
+                                         "(parir.atomic_add and the other parir.atomic_* "
+                                         "functions update an element atomically)",
                                          display_name(target->tensor)));
         break;
       }

@@ -2,7 +2,8 @@
 // (`out[idx[i]] += w[i]` with i parallel): two iterations may pick the same element, and their
 // read-modify-writes then race, losing updates. The compiler cannot tell whether the indices
 // are distinct (a permutation) or not, so this is a warning naming the statement, not an error.
-// A reduction into a fixed element (a reduce-labelled loop) is not such a write. Needs the
+// A reduction into a fixed element (a reduce-labelled loop) is not such a write, nor is an
+// atomic update (parir.atomic_add, ...), which the warning suggests. Needs the
 // parallel specification applied (apply_parallel_spec).
 #pragma once
 

@@ -71,6 +71,36 @@ def test_roofline_kernels_compile_at_benchmark_size(quick):
         assert case["bytes"] > 0, name
 
 
+@pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
+def test_histogram_kernels_compile_at_benchmark_size(quick):
+    """bench_histogram's parir calls as it makes them, for every number of bins."""
+    import bench_histogram
+
+    n = 2 ** 20 if quick else 2 ** 26
+    x = torch.empty(n, device="meta")
+    for bins in bench_histogram.BINS:
+        hist = torch.empty(bins, dtype=torch.int32, device="meta")
+        partial = torch.empty(bench_histogram.BLOCKS, bins, dtype=torch.int32, device="meta")
+        calls = bench_histogram.parir_calls(x, hist, partial, n, bins)
+        assert len(calls) == (3 if bench_histogram.uses_rows(n, bins) else 2)
+        for _, fn, args, opts in calls:
+            compile_to_cubin(fn, args, opts)
+
+
+def test_histogram_kernels_match_bincount():
+    """The histogram kernels as plain Python on a small input, against torch.bincount."""
+    n, bins, blocks = 64, 5, 4
+    x = torch.rand(n, generator=torch.Generator().manual_seed(0))
+    want = torch.bincount((x * bins).long().clamp(max=bins - 1), minlength=bins)
+    hist = torch.zeros(bins, dtype=torch.int32)
+    kernels.histogram(x, hist, n, bins, seq=True)
+    assert torch.equal(hist.long(), want)
+    partial, hist = torch.zeros(blocks, bins, dtype=torch.int32), torch.full((bins,), -1,
+                                                                                 dtype=torch.int32)
+    kernels.histogram_blocks(x, partial, hist, n, bins, blocks, seq=True)
+    assert torch.equal(hist.long(), want)
+
+
 def test_rms_norm_matches_torch():
     n, d = 5, 7
     x, w, out = torch.rand(n, d) + 0.5, torch.rand(d) + 0.5, torch.full((n, d), math.nan)
