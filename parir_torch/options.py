@@ -193,6 +193,11 @@ FIELDS = (
     Field("force_float_size", None, key=True, cpp=_type_name,
           doc="the same for floating-point values: literals and Python float arguments. "
               "None: float64"),
+    Field("half_in_float32", False, key=True, cpp=_flag,
+          doc="float16 and bfloat16 elements are read as float32: arithmetic and math on them "
+              "compute in float32 and round once, when stored, as PyTorch's elementwise "
+              "kernels do (False: each operation rounds to the half type; seq=True computes "
+              "that way)"),
     Field("includes", [], key=True, cpp=_absolute_paths,
           doc="include directories for NVRTC (headers of parir.external functions)"),
     # Reaches C++ as link_libraries, with the -lNAME flags of extra_flags (_CPP_DERIVED).

@@ -47,6 +47,9 @@ struct CompileOptions {
   // float64.
   ScalarType force_int_size = ScalarType::Unknown;
   ScalarType force_float_size = ScalarType::Unknown;
+  // float16 and bfloat16 elements are read as float32, so that arithmetic on them computes in
+  // float32 and rounds once, when stored (as PyTorch's elementwise kernels compute).
+  bool half_in_float32 = false;
   // Recorded in the launch plan for the runtime: NVRTC include directories and flags, and
   // device libraries to link.
   std::vector<std::string> includes, extra_flags, link_libraries;
@@ -96,6 +99,7 @@ struct SpecializedFunction {
   // The types of integer and float values that have no type of their own (see CompileOptions).
   ScalarType int_type = ScalarType::I64;
   ScalarType float_type = ScalarType::F64;
+  bool half_in_float32 = false;  // CompileOptions.half_in_float32
 
   // Warnings for the user (Python's warnings.warn), each naming the file and line.
   std::vector<std::string> warnings;

@@ -92,7 +92,18 @@ class Typer : public IRMutator {
     return var(n->name, n->loc, it->second);
   }
 
+  // An element read as a value: with CompileOptions.half_in_float32, a float16 or bfloat16
+  // element is read as float32 (exactly), so what is computed from it computes in float32.
   ExprPtr mutate_node(const Load* n, const ExprPtr&) override {
+    ExprPtr load = typed_load(*n);
+    if (prog_.half_in_float32 && is_half(load->type.scalar))
+      return std::make_shared<Cast>(load, Type{ScalarType::F32, false}, n->loc);
+    return load;
+  }
+
+  // An element with its type: read as it is, or written (an assignment's target).
+  ExprPtr typed_load(const Load& l) {
+    const Load* n = &l;
     std::vector<ExprPtr> idx;
     for (const auto& i : n->indices) {
       ExprPtr t = mutate(i);
@@ -264,14 +275,14 @@ class Typer : public IRMutator {
       return std::make_shared<Assign>(var(v->name, v->loc, t), coerce(value, t), n->loc,
                                       n->labels);
     }
-    ExprPtr target = mutate(n->target);
+    ExprPtr target = typed_load(*n->target->as<Load>());
     return std::make_shared<Assign>(target, coerce(value, target->type), n->loc, n->labels);
   }
 
   // The value (and atomic_cas's expected value) convert to the element's type, as a store
   // converts; the result local receives a value of the element's type.
   StmtPtr mutate_node(const AtomicUpdate* n, const StmtPtr&) override {
-    ExprPtr target = mutate(n->target);
+    ExprPtr target = typed_load(*n->target->as<Load>());
     check_atomic_element(*n, target->type.scalar);
     ExprPtr compare = n->compare ? coerce(mutate(n->compare), target->type) : nullptr;
     ExprPtr value = coerce(mutate(n->value), target->type);

@@ -205,6 +205,7 @@ SpecializedFunction specialize_arguments(const Function& fn, const std::vector<A
            python_name(opts.force_float_size));
     p.float_type = opts.force_float_size;
   }
+  p.half_in_float32 = opts.half_in_float32;
   // A Python number is weak, of the default type; a 0-d tensor's value has its dtype.
   auto type_of = [&](const ArgValue& a, ScalarType dflt) {
     return a.scalar_type == ScalarType::Unknown ? Type{dflt, true} : Type{a.scalar_type, false};

@@ -285,3 +285,47 @@ def test_forced_sizes_on_the_gpu():
     parir.jit(counting)(out, 100, opts=opts)
     ref8 = ((torch.arange(100) * 3).to(torch.int8)).double() + 0.5
     check_close(out[:100], ref8, "int8 loop variable")
+
+
+# ----- CompileOptions.half_in_float32 ---------------------------------------------------------
+
+def half_poly(x, y, N):
+    parir.label('i')
+    for i in range(N):
+        t = x[i] * x[i] + 0.5 * x[i]
+        y[i] = parir.exp(t) - 1.0
+
+
+def half_in_float32(n):
+    opts = parir.par({'i': parir.threads(n)})
+    opts.half_in_float32 = True
+    return opts
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+def test_half_in_float32_computes_in_float32_and_rounds_at_the_store(dtype):
+    fn = parir.jit(half_poly)
+    x, y = torch.rand(37).to(dtype), torch.zeros(37, dtype=dtype)
+    src = parir.print_compiled(fn, [x, y, 37], half_in_float32(37))
+    body = src[src.index("__global__"):]
+    assert "float t;" in body and "parir::from_half<float>(x[i])" in body
+    assert "parir::exp(t)" in body and "__double2half" not in body
+    _C.nvrtc_compile(src, "sm_90")
+    default = parir.print_compiled(fn, [x, y, 37], parir.par({'i': parir.threads(37)}))
+    assert default != src  # a key of the specialization: both are cached apart
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 33, 4097, 1 << 20])
+@pytest.mark.parametrize("dtype", HALVES)
+def test_half_in_float32_on_gpu_rounds_once_as_torch(dtype, n):
+    fn = parir.jit(half_poly)
+    x = (torch.rand(n, device="cuda") * 2 - 1).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    fn(x, y, n, opts=half_in_float32(n))
+    xf = x.float()
+    expected = (torch.exp(xf * xf + 0.5 * xf) - 1.0).to(dtype)
+    # One rounding of a float32 result: equal, or one unit in the last place apart where the
+    # float32 values differ in their last bits.
+    ulp = torch.finfo(dtype).eps * expected.float().abs().clamp(min=torch.finfo(dtype).tiny)
+    assert ((y.float() - expected.float()).abs() <= ulp).all()
