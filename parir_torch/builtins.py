@@ -415,3 +415,38 @@ COMPILER_NAMES = {
     "atomic_max": atomic_max, "atomic_exchange": atomic_exchange, "atomic_cas": atomic_cas,
     "atomic_and": atomic_and, "atomic_or": atomic_or, "atomic_xor": atomic_xor,
 }
+
+
+# ----- Python's math module in a parir function ---------------------------------------------
+#
+# math.exp(x), math.pi, ... (and the same functions imported with `from math import exp`) are
+# parir's functions of the same names, typed as parir types them: math.sqrt of a float32 value
+# is a float32. math.floor, math.ceil and math.trunc give integers (int64), as in Python;
+# math.fabs is parir.abs, math.pow is `**`.
+MATH_CONSTANTS = {"pi": _math.pi, "e": _math.e, "tau": _math.tau, "inf": _math.inf,
+                  "nan": _math.nan}
+MATH_TO_INTEGER = ("floor", "ceil", "trunc")
+MATH_FUNCTIONS = {name: name for name in (
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin",
+    "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
+    "copysign", "hypot", "isnan", "isinf", "isfinite") if hasattr(_math, name)}
+MATH_FUNCTIONS.update({"fabs": "abs", "pow": "pow", "floor": "floor", "ceil": "ceil",
+                       "trunc": "trunc"})
+
+
+def _to_integer(fn):
+    return _named(lambda x: int64(fn(x)), fn.__name__,
+                  f"math.{fn.__name__}(x) in a parir function: parir.int64(parir.{fn.__name__}(x))")
+
+
+def plain_math(f):
+    """What a call of Python's math function `f` runs in a parir function run as plain Python:
+    parir's function of that name; None for anything else."""
+    if getattr(f, "__module__", None) != "math" and getattr(_math, getattr(f, "__name__", ""),
+                                                            None) is not f:
+        return None
+    name = MATH_FUNCTIONS.get(f.__name__)
+    if name is None:
+        return None
+    fn = globals()[name]
+    return _to_integer(fn) if f.__name__ in MATH_TO_INTEGER else fn

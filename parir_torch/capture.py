@@ -3,12 +3,13 @@ sees (its closure and globals)."""
 
 import ast
 import inspect
+import math
 import sys
 import textwrap
 
 from . import _C
 from ._C import ParirError
-from .builtins import COMPILER_NAMES
+from .builtins import COMPILER_NAMES, MATH_CONSTANTS, MATH_FUNCTIONS
 
 
 def closure_scope(fn):
@@ -23,20 +24,25 @@ def closure_scope(fn):
     return scope
 
 
-# parir.inf, parir.pi, ...: a global bound to one of these is a float like any other.
-_CONSTANTS = ("inf", "nan", "pi", "e")
-
-
 def compiler_aliases(fn):
-    """The names under which `fn` reaches parir: {'parir': 'module', 'label': 'label', ...}."""
+    """The names under which `fn` reaches parir: {'parir': 'module', 'label': 'label', ...};
+    Python's math module is 'math', and its functions are 'math.exp' and so on."""
     package = sys.modules[__package__]
     by_id = {id(v): k for k, v in COMPILER_NAMES.items()}
+    by_id.update({id(getattr(math, name)): f"math.{name}" for name in MATH_FUNCTIONS})
+    # A global bound to parir.pi or math.pi (from math import pi) is that constant.
+    by_id.update({id(value): f"math.{name}" for name, value in MATH_CONSTANTS.items()})
     out = {}
+    own = set(fn.__code__.co_varnames)  # parameters and locals hide globals of their names
     for scope in (fn.__globals__, closure_scope(fn)):
         for name, value in scope.items():
+            if name in own:
+                continue
             if value is package:
                 out[name] = "module"
-            elif id(value) in by_id and by_id[id(value)] not in _CONSTANTS:
+            elif value is math:
+                out[name] = "math"
+            elif id(value) in by_id:
                 out[name] = by_id[id(value)]
     return out
 

@@ -295,12 +295,14 @@ def program(fn):
 
 def callee(f):
     """What a call of `f` runs inside a rewritten function: a Python function or a jit
-    function rewritten as well; anything else (builtins, parir's functions) as it is."""
+    function rewritten as well; Python's math functions as parir's (builtins.py says why);
+    anything else (builtins, parir's functions) as it is."""
     if type(f) is types.FunctionType:
         return program(f)
     if getattr(f, "__parir_jit__", False) is True:
         return program(f.fn)
-    return f
+    as_parir = parir_builtins.plain_math(f)
+    return f if as_parir is None else as_parir
 
 
 _HELPERS["callee"] = callee

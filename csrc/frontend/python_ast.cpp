@@ -62,6 +62,8 @@ class Converter {
       if (node_type(base) == "Name") {
         auto it = aliases_.find(py::str(base.attr("id")));
         if (it != aliases_.end() && it->second == "module") return py::str(node.attr("attr"));
+        if (it != aliases_.end() && it->second == "math")
+          return "math." + std::string(py::str(node.attr("attr")));
       }
     } else if (t == "Name") {
       auto it = aliases_.find(py::str(node.attr("id")));
@@ -294,13 +296,19 @@ class Converter {
     std::string t = node_type(node);
     Loc l = loc(node);
     if (t == "Constant") return constant(node);
-    if (t == "Name") return var(py::str(node.attr("id")), l);
+    if (t == "Name") {
+      // A name bound to parir.pi or math.pi (from math import pi) is the constant.
+      if (std::string name = parir_name(node); name.rfind("math.", 0) == 0)
+        return math_constant(node, name.substr(5));
+      return var(py::str(node.attr("id")), l);
+    }
     if (t == "Attribute") {
       std::string name = parir_name(node);
       if (name == "inf") return float_imm(std::numeric_limits<double>::infinity(), l);
       if (name == "nan") return float_imm(std::numeric_limits<double>::quiet_NaN(), l);
       if (name == "pi") return float_imm(3.141592653589793, l);
       if (name == "e") return float_imm(2.718281828459045, l);
+      if (name.rfind("math.", 0) == 0) return math_constant(node, name.substr(5));
       if (!name.empty()) fail_at(node, fmt::format("parir.{} cannot be used as a value", name));
       if (ExprPtr s = shape_attribute(node)) return s;
       fail_at(node, "attribute access is not supported in parir functions");
@@ -609,6 +617,43 @@ class Converter {
     return base.empty() ? "" : base + "." + std::string(py::str(node.attr("attr")));
   }
 
+  // math.pi and the other constants of Python's math module.
+  ExprPtr math_constant(const py::handle& node, const std::string& name) {
+    Loc l = loc(node);
+    if (name == "pi") return float_imm(3.141592653589793, l);
+    if (name == "e") return float_imm(2.718281828459045, l);
+    if (name == "tau") return float_imm(6.283185307179586, l);
+    if (name == "inf") return float_imm(std::numeric_limits<double>::infinity(), l);
+    if (name == "nan") return float_imm(std::numeric_limits<double>::quiet_NaN(), l);
+    fail_at(node, fmt::format("math.{} cannot be used as a value in a parir function", name));
+  }
+
+  // math.exp(x) and the other functions of Python's math module that parir has: parir's,
+  // except that math.floor, ceil and trunc give int64, as in Python (builtins.py lists them).
+  ExprPtr math_call(const py::handle& node, const std::string& name, std::vector<ExprPtr> args) {
+    Loc l = loc(node);
+    if (py::len(node.attr("keywords")) > 0)
+      fail_at(node, fmt::format("math.{} takes no keyword arguments here", name));
+    if (name == "pow") {
+      if (args.size() != 2) fail_at(node, "math.pow takes 2 arguments");
+      return binary(BinaryOp::Pow, args[0], args[1], l);
+    }
+    auto b = builtin_from_name(name == "fabs" ? "abs" : name);
+    if (!b || *b == Builtin::Min || *b == Builtin::Max || *b == Builtin::Round ||
+        *b == Builtin::Sign || *b == Builtin::Sigmoid || *b == Builtin::Rsqrt ||
+        *b == Builtin::Fmod)
+      fail_at(node, fmt::format("math.{} is not supported in parir functions; the functions "
+                                "parir has are listed in its README (parir.exp, ...)",
+                                name));
+    if (static_cast<int>(args.size()) != arity(*b))
+      fail_at(node, fmt::format("math.{} takes {} argument{}, got {}", name, arity(*b),
+                                arity(*b) == 1 ? "" : "s", args.size()));
+    ExprPtr call = std::make_shared<Call>(*b, std::move(args), Type{}, l);
+    if (name == "floor" || name == "ceil" || name == "trunc")
+      return std::make_shared<Cast>(call, Type{ScalarType::I64, false}, l);
+    return call;
+  }
+
   ExprPtr call(const py::handle& node) {
     if (ExprPtr s = shape_call(node)) return s;
     Loc l = loc(node);
@@ -619,6 +664,7 @@ class Converter {
       args.push_back(expr(a));
     }
     std::string name = parir_name(func);
+    if (name.rfind("math.", 0) == 0) return math_call(node, name.substr(5), std::move(args));
     // Python's own abs/min/max/float/int behave like their parir counterparts.
     if (name.empty() && node_type(func) == "Name") {
       std::string id = py::str(func.attr("id"));

@@ -423,3 +423,53 @@ def test_readme_gelu_on_gpu_matches_torch(n, dtype):
     rtol, atol = tolerance(dtype)
     torch.testing.assert_close(y.double(), torch.nn.functional.gelu(x).double(),
                                rtol=max(rtol, 1e-5), atol=max(atol, 1e-6))
+
+
+# ----- Python's math module ---------------------------------------------------------------------
+
+_MATH_MODULE_SOURCE = """import math
+from math import sqrt, floor, pi
+import parir_torch as parir
+
+
+@parir.jit
+def with_math(x, y, idx, N):
+    parir.label('N')
+    for i in range(N):
+        y[i] = math.exp(x[i]) + sqrt(x[i]) * math.pi + math.atan2(x[i], 2.0) + pi
+        idx[i] = floor(x[i] * 10.0) + math.trunc(-x[i] * 10.0)
+"""
+
+
+def test_python_math_functions_are_parirs(tmp_path):
+    m = load_module(tmp_path, _MATH_MODULE_SOURCE, "uses_math")
+    x = torch.rand(37) + 0.1
+    y, idx = torch.zeros(37), torch.zeros(37, dtype=torch.int64)
+    src = parir.print_compiled(m.with_math, [x, y, idx, 37], spec(37))
+    # In float32, as parir types them; floor and trunc give int64, as in Python.
+    assert "parir::exp(x[i])" in src and "parir::sqrt(x[i])" in src
+    assert "((int64_t)parir::floor((x[i] * 10.0f)))" in src
+    _C.nvrtc_compile(src, "sm_90")
+    m.with_math(x, y, idx, 37, opts=spec(37), seq=True)
+    xd = x.double()
+    expected = (torch.exp(x) + torch.sqrt(x) * torch.pi + torch.atan2(x, torch.tensor(2.0))
+                + torch.pi)
+    torch.testing.assert_close(y, expected.float())
+    assert torch.equal(idx, torch.floor(xd * 10).long() + torch.trunc(-xd * 10).long())
+
+
+@pytest.mark.parametrize("call,message", [
+    ("math.gcd(N, 2)", "math.gcd is not supported in parir functions"),
+    ("math.fmod(x[i], 2.0)", "math.fmod is not supported"),
+    ("math.sqrt(x[i], 2)", "math.sqrt takes 1 argument, got 2"),
+    ("math.fsum", "math.fsum cannot be used as a value"),
+])
+def test_python_math_errors(tmp_path, call, message):
+    m = load_module(tmp_path, "import math\nimport parir_torch as parir\n"
+                              "def f(x, N):\n"
+                              "    parir.label('N')\n"
+                              "    for i in range(N):\n"
+                              f"        x[i] = {call}\n", "bad_math_module")
+    with pytest.raises(parir.ParirError, match=message) as info:
+        parir.print_compiled(m.f, [torch.zeros(4), 4], spec(4))
+    assert f"{tmp_path / 'bad_math_module.py'}:6" in str(info.value)
