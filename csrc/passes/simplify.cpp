@@ -217,8 +217,10 @@ ExprPtr simplify(const ExprPtr& e) { return Simplify().mutate(e); }
 Body simplify(const Body& body) { return Simplify().mutate(body); }
 void simplify(SpecializedFunction& prog) {
   prog.body = simplify(prog.body);
-  Body propagated = propagate_constant_locals(prog.body);
-  if (propagated != prog.body) prog.body = simplify(propagated);
+  // `n = x.shape[0]; w = 1.0 / n`: each constant propagated may make another.
+  for (Body b = propagate_constant_locals(prog.body); b != prog.body;
+       b = propagate_constant_locals(prog.body))
+    prog.body = simplify(b);
 }
 
 }  // namespace parir
