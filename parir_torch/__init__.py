@@ -19,6 +19,7 @@ The package's modules, in layers, lowest first: each imports only modules above 
     errors            ParirError and its TypeError and ValueError kinds, ParirWarning
     logs              the "parir_torch" logger: what is compiled and why (TORCH_LOGS, PARIR_LOGS)
     plain_python_ops  the compiled code's semantics as plain Python: typed arithmetic, values
+    scans             parir.cumsum, cumprod, cummin, cummax as Python (torch computes them)
     builtins          the names the compiler translates (parir.label, parir.exp, casts), as Python
     plain_python_rewrite  a function's source rewritten to run with those semantics
     plain_python      running a function as plain Python (seq=True), helpers called in it too
@@ -82,6 +83,7 @@ from .builtins import (  # noqa: E402 - the math library, as in a parir function
 from .builtins import (  # noqa: E402 - atomic updates of tensor elements
     atomic_add, atomic_and, atomic_cas, atomic_exchange, atomic_max, atomic_min, atomic_or,
     atomic_sub, atomic_xor)
+from .scans import cummax, cummin, cumprod, cumsum  # noqa: E402
 from .builtins import bool_ as _bool  # noqa: E402
 from ._C import ParirError  # noqa: E402
 from .errors import ParirTypeError, ParirValueError, ParirWarning  # noqa: E402
@@ -116,4 +118,5 @@ __all__ = [
     "float16", "bfloat16", "float32", "float64", "bool",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas",
     "atomic_and", "atomic_or", "atomic_xor",
+    "cumsum", "cumprod", "cummin", "cummax",
 ]

@@ -13,6 +13,7 @@ import torch as _torch
 
 from .errors import ParirTypeError as _ParirTypeError
 from . import plain_python_ops as _ops
+from . import scans as _scans
 from .plain_python_ops import promote as _promote
 
 
@@ -408,6 +409,8 @@ COMPILER_NAMES = {
     "atan2": atan2, "copysign": copysign, "hypot": hypot, "fmod": fmod, "pow": pow,
     "remainder": remainder, "where": where, "clamp": clamp, "min": min, "max": max,
     "sum": sum, "prod": prod,
+    "cumsum": _scans.cumsum, "cumprod": _scans.cumprod, "cummin": _scans.cummin,
+    "cummax": _scans.cummax,
     "int8": int8, "int16": int16, "int32": int32, "int64": int64, "uint8": uint8,
     "uint16": uint16, "uint32": uint32, "uint64": uint64, "float16": float16,
     "bfloat16": bfloat16, "float32": float32, "float64": float64, "bool": bool_,

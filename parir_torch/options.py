@@ -65,6 +65,13 @@ class LoopPar:
         """A LoopPar that also marks the loop as a parallel reduction."""
         return self._with(reduce=True)
 
+    def scan(self):
+        """Not supported: a loop that carries a running value runs sequentially."""
+        raise ParirValueError(
+            "parir.threads(n).scan() is not supported: a loop that carries a running value "
+            "(s += x[i, j]; out[i, j] = s) runs sequentially; label the loop over the rows "
+            "instead, one thread per row")
+
     def tpb(self, tpb):
         """A LoopPar that runs `tpb` threads per block (default 1024, the compiler's
         LoopPar::kDefaultThreadsPerBlock): a multiple of 32, at most 1024 (CUDA's limit)."""

@@ -693,6 +693,13 @@ class Converter {
                                 "an assignment to a local, old = parir.{}(t[i], v); use the "
                                 "local in the larger expression",
                                 name, name, name));
+    if (name == "cumsum" || name == "cumprod" || name == "cummin" || name == "cummax")
+      fail_at(node, fmt::format(
+                        "parir.{} (a scan) runs only as plain Python (seq=True) so far; in a "
+                        "compiled function write it as a loop along the row that carries the "
+                        "running value, as in `s = 0.0` then `for j in range(n): s += x[i, j]; "
+                        "out[i, j] = s`",
+                        name));
     bool reduction = name == "sum" || name == "prod" ||
                      ((name == "min" || name == "max") && args.size() == 1);
     if (reduction) return slice_reduction(node, name, args);

@@ -18,6 +18,7 @@ LAYERS = [
     "errors",
     "logs",
     "plain_python_ops",
+    "scans",
     "builtins",
     "plain_python_rewrite",
     "plain_python",
