@@ -111,6 +111,17 @@ def test_seq_axis_flat_and_local():
     assert torch.equal(out, y.max(1).values)
 
 
+def test_seq_wide_unsigned_and_bool_keep_their_order():
+    big = torch.tensor([[1, 2 ** 64 - 1, 2 ** 63, 2 ** 64 - 1]], dtype=torch.uint64)
+    amax = torch.full((1,), -1, dtype=torch.int64)
+    amin = torch.full((1,), -1, dtype=torch.int64)
+    row_argmax_argmin(big, amax, amin, 1, 4, seq=True)
+    assert (amax.item(), amin.item()) == (1, 0)
+    b = torch.tensor([[False, True, True]])
+    row_argmax_argmin(b, amax, amin, 1, 3, seq=True)
+    assert (amax.item(), amin.item()) == (1, 0)
+
+
 def test_seq_result_is_int64():
     r = parir.argmax(torch.tensor([1.0, 3.0, 2.0]))
     assert r.dtype == torch.int64 and r.dim() == 0 and r.item() == 1
