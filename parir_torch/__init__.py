@@ -80,6 +80,7 @@ from .builtins import (  # noqa: E402 - the math library, as in a parir function
     erfc, exp, exp2, expm1, floor, fmod, hypot, inf, isfinite, isinf, isnan, log, log1p, log2,
     log10, max, min, nan, pi, pow, prod, remainder, round, rsqrt, sigmoid, sign, sin, sinh,
     sqrt, sum, tan, tanh, trunc, where)
+from .builtins import argmax, argmin  # noqa: E402 - index reductions of slices
 from .builtins import (  # noqa: E402 - atomic updates of tensor elements
     atomic_add, atomic_and, atomic_cas, atomic_exchange, atomic_max, atomic_min, atomic_or,
     atomic_sub, atomic_xor)
@@ -113,7 +114,7 @@ __all__ = [
     "copysign", "cos", "cosh", "e", "erf", "erfc", "exp", "exp2", "expm1", "floor", "fmod",
     "hypot", "inf", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "max", "min",
     "nan", "pi", "pow", "prod", "remainder", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh",
-    "sqrt", "sum", "tan", "tanh", "trunc", "where",
+    "sqrt", "sum", "tan", "tanh", "trunc", "where", "argmax", "argmin",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "bool",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas",

@@ -262,6 +262,33 @@ def prod(e, axis=None):
     return e.prod() if axis is None else e.prod(dim=axis)
 
 
+def _index_reduce(torch_fn, e, axis):
+    """torch.argmax/argmin of a slice expression. torch has no argmax of bool (compared here as
+    False < True, as the compiled code compares) nor, on the CPU, of uint16/32/64: those
+    compare as int64, which holds every uint16 and uint32 value; uint64 with its top bit
+    flipped, which keeps its order."""
+    if e.dtype == _torch.bool:
+        e = e.to(_torch.uint8)
+    elif e.dtype in (_torch.uint16, _torch.uint32):
+        e = e.to(_torch.int64)
+    elif e.dtype == _torch.uint64:
+        e = e.view(_torch.int64) ^ (-(1 << 63))
+    return torch_fn(e) if axis is None else torch_fn(e, dim=axis)
+
+
+def argmax(e, axis=None):
+    """parir.argmax(e[, axis=k]): the int64 index of the largest element of a slice expression,
+    over all its dimensions (flattened, as torch.argmax without dim) or along dimension k. Ties
+    give the lowest index; a NaN counts as the largest (the first NaN's index), as in torch."""
+    return _index_reduce(_torch.argmax, e, axis)
+
+
+def argmin(e, axis=None):
+    """parir.argmin(e[, axis=k]): as parir.argmax, the index of the smallest element (a NaN
+    still counts as the extreme: the first NaN's index, as in torch)."""
+    return _index_reduce(_torch.argmin, e, axis)
+
+
 # ----- casts: parir.float32(x), parir.int64(x), ... -----------------------------------------
 #
 # A cast gives a value of its dtype, a 0-d tensor, also of a Python number: in the compiled code
@@ -408,7 +435,7 @@ COMPILER_NAMES = {
     "isnan": isnan, "isinf": isinf, "isfinite": isfinite, "sign": sign, "abs": abs,
     "atan2": atan2, "copysign": copysign, "hypot": hypot, "fmod": fmod, "pow": pow,
     "remainder": remainder, "where": where, "clamp": clamp, "min": min, "max": max,
-    "sum": sum, "prod": prod,
+    "sum": sum, "prod": prod, "argmax": argmax, "argmin": argmin,
     "cumsum": _scans.cumsum, "cumprod": _scans.cumprod, "cummin": _scans.cummin,
     "cummax": _scans.cummax,
     "int8": int8, "int16": int16, "int32": int32, "int64": int64, "uint8": uint8,

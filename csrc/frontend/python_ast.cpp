@@ -574,11 +574,12 @@ class Converter {
       axis = literal_int ? v.attr("value").cast<int>()
                          : -v.attr("operand").attr("value").cast<int>();
     }
-    ReduceOp op = name == "sum" ? ReduceOp::Sum
-                  : name == "prod" ? ReduceOp::Prod
-                  : name == "min"  ? ReduceOp::Min
-                                   : ReduceOp::Max;
-    return std::make_shared<SliceReduce>(op, args[0], axis, loc(node));
+    ReduceOp op = name == "sum"                        ? ReduceOp::Sum
+                  : name == "prod"                     ? ReduceOp::Prod
+                  : name == "min" || name == "argmin" ? ReduceOp::Min
+                                                       : ReduceOp::Max;
+    bool index = name == "argmax" || name == "argmin";
+    return std::make_shared<SliceReduce>(op, args[0], axis, loc(node), index);
   }
 
   // parir.clamp(x, lo, hi), with lo or hi also as the keywords min= and max= (either may be
@@ -700,7 +701,7 @@ class Converter {
                         "running value, as in `s = 0.0` then `for j in range(n): s += x[i, j]; "
                         "out[i, j] = s`",
                         name));
-    bool reduction = name == "sum" || name == "prod" ||
+    bool reduction = name == "sum" || name == "prod" || name == "argmax" || name == "argmin" ||
                      ((name == "min" || name == "max") && args.size() == 1);
     if (reduction) return slice_reduction(node, name, args);
     if (name == "clamp") return clamp(node, std::move(args));

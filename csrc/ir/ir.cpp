@@ -191,9 +191,9 @@ std::string expr_text(const ExprNode& e) {
     }
     case ExprKind::SliceReduce: {
       const auto& n = static_cast<const SliceReduce&>(e);
-      return n.axis ? fmt::format("parir.{}({}, axis={})", python_name(n.op), expr_text(*n.arg),
-                                  *n.axis)
-                    : fmt::format("parir.{}({})", python_name(n.op), expr_text(*n.arg));
+      std::string name = std::string(n.index ? "arg" : "") + python_name(n.op);
+      return n.axis ? fmt::format("parir.{}({}, axis={})", name, expr_text(*n.arg), *n.axis)
+                    : fmt::format("parir.{}({})", name, expr_text(*n.arg));
     }
   }
   return "?";

@@ -303,8 +303,11 @@ struct SliceReduce : ExprNode {
   ReduceOp op;
   ExprPtr arg;
   std::optional<int> axis;
-  SliceReduce(ReduceOp o, ExprPtr a, std::optional<int> ax, Loc l)
-      : ExprNode(static_kind, Type{}, l), op(o), arg(std::move(a)), axis(ax) {}
+  // parir.argmax / parir.argmin (op Max / Min): the int64 index of the first extreme element
+  // (flattened over the reduced dimensions) instead of its value.
+  bool index = false;
+  SliceReduce(ReduceOp o, ExprPtr a, std::optional<int> ax, Loc l, bool idx = false)
+      : ExprNode(static_kind, Type{}, l), op(o), arg(std::move(a)), axis(ax), index(idx) {}
 };
 
 // f(a, b): a call of a Python function by the name the caller uses for it, which

@@ -83,7 +83,7 @@ class Lowering {
     // another (two kernels, where a local accumulator would need three and a temporary).
     // So does a reduction over several parallel dimensions, whose outer ones run on blocks
     // that a local could not combine.
-    if (auto r = a_.value->as<SliceReduce>(); r && host_ && target->as<Load>() &&
+    if (auto r = a_.value->as<SliceReduce>(); r && !r->index && host_ && target->as<Load>() &&
                                               (parallel_reduced_dims() > 1 ||
                                                (spans_blocks() && accumulates_exactly_in(*r, target))))
       return reduce_into_tensor(target, *r);
@@ -307,6 +307,7 @@ class Lowering {
                           to_string(std::make_shared<SliceReduce>(r)), kept_ext[d],
                           outer_extents[d]));
 
+    if (r.index) return index_reduction(r, body, red_vars, red_ext, pre);
     std::string acc_name = names_.make("red");
     ExprPtr acc = var(acc_name, r.loc);
     // Sums and products of integers and bools add up in int64, as torch.sum does.
@@ -316,6 +317,44 @@ class Lowering {
     Body loops = nest(red_vars, red_ext, step, labels_used_, true);
     pre.insert(pre.end(), loops.begin(), loops.end());
     return var(acc_name, r.loc);
+  }
+
+  // parir.argmax / parir.argmin: one sequential pass keeping the extreme value and its index.
+  // A later element replaces the kept one only when strictly greater (smaller), so ties keep
+  // the lowest index; a NaN counts as the extreme, and the first NaN is kept, as torch does.
+  ExprPtr index_reduction(const SliceReduce& r, const ExprPtr& body,
+                          const std::vector<std::string>& rv, const std::vector<int64_t>& ext,
+                          Body& pre) {
+    const char* name = r.op == ReduceOp::Max ? "argmax" : "argmin";
+    if (parallel_reduced_dims() > 0)
+      error(fmt::format("parir.{} runs sequentially: its reduced slice dimensions cannot be "
+                        "parallel (leave their labels out of the specification)",
+                        name));
+    for (int64_t e : ext)
+      if (e == 0) error(fmt::format("parir.{} of an empty slice", name));
+    Loc l = r.loc;
+    ExprPtr best = var(names_.make("best"), l), at = var(names_.make("at"), l),
+            v = var(names_.make("v"), l);
+    SliceReduce first = r;
+    first.index = false;
+    pre.push_back(std::make_shared<Assign>(best, initial(first, body, rv, ext), l));
+    pre.push_back(std::make_shared<Assign>(at, int_imm(0, l, Type{ScalarType::I64, false}), l));
+    // The index flattened over the reduced dimensions, row-major, as torch.argmax without dim.
+    ExprPtr flat;
+    for (size_t d = 0; d < rv.size(); ++d)
+      flat = flat ? binary(BinaryOp::Add, binary(BinaryOp::Mul, flat, i64(ext[d], l), l),
+                           var(rv[d], l), l)
+                  : var(rv[d], l);
+    ExprPtr better = binary(r.op == ReduceOp::Max ? BinaryOp::Gt : BinaryOp::Lt, v, best, l);
+    ExprPtr nan = binary(BinaryOp::And, binary(BinaryOp::Ne, v, v, l),
+                         binary(BinaryOp::Eq, best, best, l), l);
+    Body update{std::make_shared<Assign>(best, v, l), std::make_shared<Assign>(at, flat, l)};
+    Body step{std::make_shared<Assign>(v, body, l),
+              std::make_shared<If>(binary(BinaryOp::Or, better, nan, l), std::move(update),
+                                   Body{}, l)};
+    Body loops = nest(rv, ext, std::move(step), a_.labels.size(), false);
+    pre.insert(pre.end(), loops.begin(), loops.end());
+    return at;
   }
 
   // The identity of sum and prod; min and max start from the first element.
