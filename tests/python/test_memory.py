@@ -68,8 +68,11 @@ def test_cached_calls_leave_gpu_and_host_memory_unchanged():
     gc.collect()
     assert torch.cuda.memory_allocated() == allocated
     assert torch.cuda.memory_stats()["allocation.all.allocated"] == allocations
-    # Nothing allocated outside PyTorch's allocator either (cudaMalloc, cuMemAlloc).
-    assert torch.cuda.mem_get_info()[0] >= free_on_device - (2 << 20)
+    # Nothing allocated outside PyTorch's allocator either (cudaMalloc, cuMemAlloc). The free
+    # memory is the device's, so the check holds only while no other process (a pytest-xdist
+    # worker, say) allocates on it.
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        assert torch.cuda.mem_get_info()[0] >= free_on_device - (2 << 20)
     growth = host_resident_bytes() - host
     assert growth < (8 << 20), f"host memory grew by {growth / 2**20:.1f} MiB"
     torch.testing.assert_close(out.double(), 2.0 * x.double() + y.double())
