@@ -243,18 +243,20 @@ Type comparison_type(Type t) {
 class RewriteArgUpdate : public IRMutator {
  public:
   RewriteArgUpdate(const SpecializedFunction& p, const For& loop, std::string acc,
-                   std::string index_acc)
-      : prog_(p), loop_(loop), acc_(std::move(acc)), index_acc_(std::move(index_acc)) {
+                   FreshNames& names)
+      : prog_(p), loop_(loop), acc_(std::move(acc)), names_(names) {
     loops_.push_back(&loop);
   }
 
   std::optional<ArgUpdate> found;
   Type acc_type;
+  std::string index_acc;  // named when the update is found
 
  protected:
   const SpecializedFunction& prog_;
   const For& loop_;
-  std::string acc_, index_acc_;
+  std::string acc_;
+  FreshNames& names_;
   std::vector<const For*> loops_;  // the reduce loop and the sequential loops around here
 
   StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
@@ -278,12 +280,13 @@ class RewriteArgUpdate : public IRMutator {
                                       "break ties",
                                       loop_.loc.line));
     found = m;
+    index_acc = names_.make("acc_index");
     const Loc l = n->loc;
     const Type b{ScalarType::Bool, false}, i64{ScalarType::I64, false};
     acc_type = comparison_type(m->value->type);
     ExprPtr v = m->value;
     if (v->type.scalar != acc_type.scalar) v = std::make_shared<Cast>(v, acc_type, l);
-    ExprPtr acc = var(acc_, l, acc_type), at = var(index_acc_, l, i64);
+    ExprPtr acc = var(acc_, l, acc_type), at = var(index_acc, l, i64);
     ExprPtr cond = binary(BinaryOp::Or,
                           binary(BinaryOp::Or, beats(m->op, v, acc, l),
                                  binary(BinaryOp::And, binary(BinaryOp::Ne, v, v, l, b),
@@ -456,8 +459,7 @@ class Detect : public IRMutator {
   // A reduce loop holding an index reduction's update (parir.argmax / argmin) becomes a
   // reduction of (value, index) pairs into its two locals; nullptr for other loops.
   StmtPtr index_reduction(const For& n, const std::string& acc) {
-    std::string index_acc = names_.make("acc_index");
-    RewriteArgUpdate rewrite(prog_, n, acc, index_acc);
+    RewriteArgUpdate rewrite(prog_, n, acc, names_);
     Body body = rewrite.mutate(n.body);
     if (!rewrite.found) return nullptr;
     const ArgUpdate& m = *rewrite.found;
@@ -500,7 +502,7 @@ class Detect : public IRMutator {
     r->acc = acc;
     r->acc_type = rewrite.acc_type;
     r->target = m.best;
-    r->index_acc = index_acc;
+    r->index_acc = rewrite.index_acc;
     r->index_target = m.at;
     ExprPtr a = var(acc, l, rewrite.acc_type), best = m.best;
     if (best->type.scalar != a->type.scalar) best = std::make_shared<Cast>(best, a->type, l);
@@ -556,7 +558,8 @@ class Detect : public IRMutator {
                                   "line {}; a reduction combines into one place",
                                   to_string(find.target), n->loc.line));
     auto r = std::make_shared<Reduction>(
-        Reduction{*find.op, acc, find.acc_type, find.target, nullptr, nullptr});
+        Reduction{*find.op, acc, find.acc_type, find.target, nullptr, nullptr, "", nullptr,
+                  nullptr});
     combine_into_target(*r);
     return std::make_shared<For>(n->var, n->lo, n->hi, n->step, std::move(body), n->loc,
                                  n->labels, n->par, std::move(r));
