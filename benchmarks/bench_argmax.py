@@ -1,7 +1,8 @@
-"""Row-wise argmax of float32 matrices: parir.argmax (one thread per row, one pass over the row
-keeping the value and its index), the two-pass form it replaces (the maximum, then the first
-index holding it), torch.argmax, and a Triton kernel in the style of its tutorials (one program
-per row, tl.argmax over a block holding the whole row).
+"""Row-wise argmax of float32 matrices: parir.argmax with the row's dimension as a parallel
+reduction (one block per row: each thread keeps the best (value, index) pair of its strided
+elements, then the block combines the pairs), the sequential form (one thread per row, one pass
+keeping the value and its index), torch.argmax, and a Triton kernel in the style of its
+tutorials (one program per row, tl.argmax over a block holding the whole row), in the same run.
 
     python benchmarks/bench_argmax.py [--quick] [--out benchmarks/results]
 
@@ -26,31 +27,23 @@ SHAPES = [(16384, 1024), (4096, 8192), (65536, 128)]
 def row_argmax(x, idx, N, M):
     parir.label('N')
     for i in range(N):
+        parir.label('M')
         idx[i] = parir.argmax(x[i, :])
-
-
-@parir.jit
-def row_argmax_two_pass(x, idx, N, M):
-    parir.label('N')
-    for i in range(N):
-        m = parir.max(x[i, :])
-        k = M
-        for j in range(M):
-            if x[i, j] == m and k == M:
-                k = j
-        idx[i] = k
 
 
 def implementations(x, N, M):
     """(name, run): run() returns the int64 indices of the rows' maxima."""
     idx = torch.empty(N, dtype=torch.int64, device="cuda")
-    spec = parir.par({'N': parir.threads(N).tpb(128)})
+    # A block per row, its threads over the row: 256, or fewer for short rows (at least a warp).
+    tpb = min(256, max(32, 1 << (M - 1).bit_length()))
+    parallel = parir.par({'N': parir.threads(N), 'M': parir.threads(tpb).reduce()})
+    sequential = parir.par({'N': parir.threads(N).tpb(128)})
 
-    def parir_run(fn):
-        return lambda: (fn(x, idx, N, M, opts=spec), idx)[1]
+    def parir_run(spec):
+        return lambda: (row_argmax(x, idx, N, M, opts=spec), idx)[1]
 
-    return [("parir.argmax", parir_run(row_argmax)),
-            ("parir max, then first index", parir_run(row_argmax_two_pass)),
+    return [(f"parir.argmax, parallel reduce ({tpb} threads per row)", parir_run(parallel)),
+            ("parir.argmax, one thread per row", parir_run(sequential)),
             ("torch.argmax", lambda: torch.argmax(x, dim=1)),
             ("Triton, tl.argmax", _triton(x, N, M))]
 

@@ -374,6 +374,11 @@ class KernelPrinter {
       internal_.insert(r->acc);
       line(fmt::format("{} {} = {}::identity<{}>();", cuda_name(r->acc_type.scalar), r->acc,
                        op_struct(r->op), cuda_name(r->acc_type.scalar)));
+      if (r->is_index()) {
+        // No element yet: any element's index is lower, so it wins a tie with the identity.
+        internal_.insert(r->index_acc);
+        line(fmt::format("int64_t {} = parir::highest<int64_t>();", r->index_acc));
+      }
     }
     loop_header(f.var, f.lo, f.hi, expr(f.hi), f.step, worker, level.count);
     ++depth_;
@@ -407,6 +412,7 @@ class KernelPrinter {
   // element, atomically when the loop spans several blocks.
   void reduction_result(const Reduction& r) {
     const std::string& acc = r.acc;
+    if (r.is_index()) return index_reduction_result(r);
     line(fmt::format("{} = parir::block_reduce({}, {}());", acc, acc, op_struct(r.op)));
     if (k_.cluster > 1)
       line(fmt::format("{} = parir::cluster_reduce({}, {}());", acc, acc, op_struct(r.op)));
@@ -423,6 +429,20 @@ class KernelPrinter {
     }
     std::string text = fmt::format("{} = {};", place(r.target), expr(r.combined));
     line(tensor ? fmt::format("if ({}) {}", when, text) : text);
+  }
+
+  // An index reduction's (value, index) pairs are combined across the block (and the
+  // cluster); every thread then updates the two locals with the same pair.
+  void index_reduction_result(const Reduction& r) {
+    line(fmt::format("parir::block_arg_reduce({}, {}, {}());", r.acc, r.index_acc,
+                     op_struct(r.op)));
+    if (k_.cluster > 1)
+      line(fmt::format("parir::cluster_arg_reduce({}, {}, {}());", r.acc, r.index_acc,
+                       op_struct(r.op)));
+    line(fmt::format("if ({}) {{", condition(r.better)));
+    line(fmt::format("  {} = {};", place(r.target), expr(r.combined)));
+    line(fmt::format("  {} = {};", place(r.index_target), r.index_acc));
+    line("}");
   }
 
   // ----- expressions ----------------------------------------------------------------------

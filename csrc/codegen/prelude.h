@@ -237,6 +237,48 @@ template <typename T, typename Op> PARIR_FN T block_reduce(T v, Op op) {
   return v;
 }
 
+// Index reductions (argmax, argmin) combine (value, index) pairs. Whether (v, i) comes before
+// (w, j): the larger value for Max, the smaller for Min, a NaN before any number, and of equal
+// values (two NaNs too) the lower index, which a sequential pass would have met first. With
+// distinct indices this is a total order, so every order of combining picks the same pair.
+template <typename T> PARIR_FN bool arg_before(Max, T v, int64_t i, T w, int64_t j) {
+  if (v != v) return w == w || i < j;
+  return v > w || (v == w && i < j);
+}
+template <typename T> PARIR_FN bool arg_before(Min, T v, int64_t i, T w, int64_t j) {
+  if (v != v) return w == w || i < j;
+  return v < w || (v == w && i < j);
+}
+
+// Combines the pairs (v, i) over the threads of the block as block_reduce combines values:
+// both parts by shuffles within each warp, then across warps through shared memory. Every
+// thread gets the first pair. All threads of the block must call it.
+template <typename T, typename Op> PARIR_FN void block_arg_reduce(T& v, int64_t& i, Op op) {
+  __shared__ T values[32];
+  __shared__ int64_t indices[32];
+  for (int o = 16; o > 0; o >>= 1) {
+    const T w = __shfl_xor_sync(0xffffffffu, v, o);
+    const int64_t j = __shfl_xor_sync(0xffffffffu, i, o);
+    if (arg_before(op, w, j, v, i)) v = w, i = j;
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // an earlier block_arg_reduce on T may still be reading the arrays
+  if (lane == 0) values[warp] = v, indices[warp] = i;
+  __syncthreads();
+  if (lane < (int)((blockDim.x + 31) >> 5)) {
+    v = values[lane];
+    i = indices[lane];
+  } else {
+    v = Op::template identity<T>();
+    i = highest<int64_t>();
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    const T w = __shfl_xor_sync(0xffffffffu, v, o);
+    const int64_t j = __shfl_xor_sync(0xffffffffu, i, o);
+    if (arg_before(op, w, j, v, i)) v = w, i = j;
+  }
+}
+
 // ----- thread block clusters (sm_90+), for CompileOptions.use_cuda_thread_block_clusters -----
 
 PARIR_FN unsigned cluster_rank() {
@@ -287,6 +329,26 @@ template <typename T, typename Op> PARIR_FN T cluster_reduce(T v, Op op) {
   for (unsigned r = 0; r < n; ++r) total = op(total, cluster_load(&slot, cluster_map(&slot, r)));
   cluster_sync();  // no block reuses or frees its slot while another may still read it
   return total;
+}
+
+// Combines the blocks' pairs (each block's result of block_arg_reduce) over the cluster as
+// cluster_reduce combines values. All threads of all blocks of the cluster must call it.
+template <typename T, typename Op> PARIR_FN void cluster_arg_reduce(T& v, int64_t& i, Op op) {
+  __shared__ T value;
+  __shared__ int64_t index;
+  if (threadIdx.x == 0) value = v, index = i;
+  cluster_sync();
+  T best = Op::template identity<T>();
+  int64_t at = highest<int64_t>();
+  const unsigned n = cluster_size();
+  for (unsigned r = 0; r < n; ++r) {
+    const T w = cluster_load(&value, cluster_map(&value, r));
+    const int64_t j = cluster_load(&index, cluster_map(&index, r));
+    if (arg_before(op, w, j, best, at)) best = w, at = j;
+  }
+  cluster_sync();  // no block reuses or frees its slots while another may still read them
+  v = best;
+  i = at;
 }
 
 // ----- atomic read-modify-write: reductions that span several blocks, parir.atomic_* -----

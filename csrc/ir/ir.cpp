@@ -220,7 +220,12 @@ void stmt_text(const StmtNode& s, int indent, std::string& out) {
     case StmtKind::For: {
       const auto& n = static_cast<const For&>(s);
       std::string note = n.par ? "  # " + par_text(*n.par) : "";
-      if (n.reduction)
+      if (n.reduction && n.reduction->is_index())
+        note += fmt::format("; {}, {} = arg{}(({}, {}) over the loop)",
+                            expr_text(*n.reduction->target), expr_text(*n.reduction->index_target),
+                            python_name(n.reduction->op), n.reduction->acc,
+                            n.reduction->index_acc);
+      else if (n.reduction)
         note += fmt::format("; {} = {}({} over the loop)", expr_text(*n.reduction->target),
                             python_name(n.reduction->op), n.reduction->acc);
       out += fmt::format("{}for {} in range({}, {}, {}):{}\n", pad, n.var, expr_text(*n.lo),

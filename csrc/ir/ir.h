@@ -393,6 +393,16 @@ struct Reduction {
   // (`target + acc_value`, `parir.min(target, acc_value)`, ...): what the threads' combined
   // result is stored as.
   ExprPtr acc_value, combined;
+  // An index reduction (parir.argmax / parir.argmin, op Max / Min) also carries the index of
+  // the extreme value: `index_acc`, an int64 per-thread variable that starts at INT64_MAX
+  // ("no element yet"), and `index_target`, a local. Threads combine (value, index) pairs,
+  // ties going to the lower index and a NaN beating any number; then, when `better` (the
+  // combined pair beats the target's: strictly, as a later element in the sequential pass),
+  // the target becomes `combined` (the accumulator in the target's type) and `index_target`
+  // the index. `index_acc` is empty for the other reductions.
+  std::string index_acc;
+  ExprPtr index_target, better;
+  bool is_index() const { return !index_acc.empty(); }
 };
 
 struct StmtNode;

@@ -190,6 +190,177 @@ class DropAccumulations : public IRMutator {
   }
 };
 
+// The update of an index reduction (parir.argmax / parir.argmin), as lower_slices writes it:
+//
+//     if v > best or (v != v and best == best):    # v < best for argmin
+//         best = v
+//         at = index
+//
+// with `index` the row-major flattening of the loop variables from the reduce loop's down to
+// the update's innermost loop, so that it grows with the sequential order of the iterations:
+// then a tie between threads goes to the lower index, as the sequential pass keeps the first.
+struct ArgUpdate {
+  ReduceOp op;
+  ExprPtr value, best, at, index;  // Vars, and the index expression
+};
+
+std::optional<ArgUpdate> match_arg_update(const If& n) {
+  if (!n.else_body.empty() || n.then_body.size() != 2) return std::nullopt;
+  auto set_best = n.then_body[0]->as<Assign>(), set_at = n.then_body[1]->as<Assign>();
+  if (!set_best || !set_at || !set_best->target->as<Var>() || !set_best->value->as<Var>() ||
+      !set_at->target->as<Var>())
+    return std::nullopt;
+  ExprPtr v = set_best->value, best = set_best->target;
+  auto is = [](const ExprPtr& e, const ExprPtr& place) { return same_place(e, place); };
+  auto cond = n.cond->as<Binary>();
+  if (!cond || cond->op != BinaryOp::Or) return std::nullopt;
+  auto cmp = strip_casts(cond->a)->as<Binary>(), nan = strip_casts(cond->b)->as<Binary>();
+  if (!cmp || (cmp->op != BinaryOp::Gt && cmp->op != BinaryOp::Lt) || !is(cmp->a, v) ||
+      !is(cmp->b, best))
+    return std::nullopt;
+  if (!nan || nan->op != BinaryOp::And) return std::nullopt;
+  auto ne = strip_casts(nan->a)->as<Binary>(), eq = strip_casts(nan->b)->as<Binary>();
+  if (!ne || ne->op != BinaryOp::Ne || !is(ne->a, v) || !is(ne->b, v) || !eq ||
+      eq->op != BinaryOp::Eq || !is(eq->a, best) || !is(eq->b, best))
+    return std::nullopt;
+  return ArgUpdate{cmp->op == BinaryOp::Gt ? ReduceOp::Max : ReduceOp::Min, v, best,
+                   set_at->target, set_at->value};
+}
+
+// The type in which an index reduction compares and combines values: bool and small integers
+// in int64 and the half types in float32, which keep their order and NaNs, and which the
+// block-wide combination can shuffle and load from other blocks.
+Type comparison_type(Type t) {
+  if (is_bool(t.scalar) || (is_int(t.scalar) && size_in_bytes(t.scalar) < 4))
+    return Type{ScalarType::I64, false};
+  if (is_half(t.scalar)) return Type{ScalarType::F32, false};
+  return Type{t.scalar, false};
+}
+
+// Finds the index-reduction update in a reduce loop's body and rewrites it to combine into the
+// per-thread accumulators: each thread visits its iterations in order, so its pair starts at
+// ("no value", INT64_MAX) and takes an element that beats it or ties it with a lower index.
+class RewriteArgUpdate : public IRMutator {
+ public:
+  RewriteArgUpdate(const SpecializedFunction& p, const For& loop, std::string acc,
+                   FreshNames& names)
+      : prog_(p), loop_(loop), acc_(std::move(acc)), names_(names) {
+    loops_.push_back(&loop);
+  }
+
+  std::optional<ArgUpdate> found;
+  Type acc_type;
+  std::string index_acc;  // named when the update is found
+
+ protected:
+  const SpecializedFunction& prog_;
+  const For& loop_;
+  std::string acc_;
+  FreshNames& names_;
+  std::vector<const For*> loops_;  // the reduce loop and the sequential loops around here
+
+  StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
+    loops_.push_back(n);
+    StmtPtr out = IRMutator::mutate_node(n, self);
+    loops_.pop_back();
+    return out;
+  }
+
+  StmtPtr mutate_node(const If* n, const StmtPtr& self) override {
+    std::optional<ArgUpdate> m = match_arg_update(*n);
+    if (!m) return IRMutator::mutate_node(n, self);
+    if (found)
+      prog_.error(n->loc, fmt::format("the reduction loop on line {} has two index "
+                                      "reductions; a reduction loop combines one",
+                                      loop_.loc.line));
+    if (!grows_with_iterations(m->index))
+      prog_.error(n->loc, fmt::format("the index kept by this update in the reduction loop on "
+                                      "line {} is not the row-major position of its "
+                                      "iterations, which a parallel index reduction needs to "
+                                      "break ties",
+                                      loop_.loc.line));
+    found = m;
+    index_acc = names_.make("acc_index");
+    const Loc l = n->loc;
+    const Type b{ScalarType::Bool, false}, i64{ScalarType::I64, false};
+    acc_type = comparison_type(m->value->type);
+    ExprPtr v = m->value;
+    if (v->type.scalar != acc_type.scalar) v = std::make_shared<Cast>(v, acc_type, l);
+    ExprPtr acc = var(acc_, l, acc_type), at = var(index_acc, l, i64);
+    ExprPtr cond = binary(BinaryOp::Or,
+                          binary(BinaryOp::Or, beats(m->op, v, acc, l),
+                                 binary(BinaryOp::And, binary(BinaryOp::Ne, v, v, l, b),
+                                        binary(BinaryOp::Eq, acc, acc, l, b), l, b),
+                                 l, b),
+                          binary(BinaryOp::And, binary(BinaryOp::Eq, v, acc, l, b),
+                                 binary(BinaryOp::Lt, m->index, at, l, b), l, b),
+                          l, b);
+    Body update{std::make_shared<Assign>(acc, v, l), std::make_shared<Assign>(at, m->index, l)};
+    return std::make_shared<If>(cond, std::move(update), Body{}, l, n->labels);
+  }
+
+  // Whether `index` is v0, v0 * e1 + v1, (v0 * e1 + v1) * e2 + v2, ... for the variables of the
+  // loops from the reduce loop inwards, each running up from 0 by 1 below its e, plus (as
+  // c + v0) a value c that does not change within the reduce loop (the position of the
+  // enclosing sequential loops' iteration, which the reduce loop's run shares).
+  bool grows_with_iterations(const ExprPtr& index) const {
+    ExprPtr e = strip_casts(index);
+    for (size_t d = loops_.size(); d-- > 0;) {
+      const For& f = *loops_[d];
+      auto lo = f.lo->as<IntImm>(), hi = f.hi->as<IntImm>(), step = f.step->as<IntImm>();
+      if (!lo || lo->value != 0 || !step || step->value != 1) return false;
+      if (d == 0) {
+        if (auto add = e->as<Binary>(); add && add->op == BinaryOp::Add) {
+          std::set<std::string> changing = assigned_names(loop_.body);
+          for (const For* l : loops_) changing.insert(l->var);
+          if (mentions(add->a, changing)) return false;
+          e = strip_casts(add->b);
+        }
+        auto v = e->as<Var>();
+        return v && v->name == f.var;
+      }
+      auto add = e->as<Binary>();
+      if (!add || add->op != BinaryOp::Add) return false;
+      auto v = strip_casts(add->b)->as<Var>();
+      auto mul = strip_casts(add->a)->as<Binary>();
+      if (!v || v->name != f.var || !mul || mul->op != BinaryOp::Mul) return false;
+      auto e_d = strip_casts(mul->b)->as<IntImm>();
+      if (!hi || !e_d || hi->value > e_d->value) return false;
+      e = strip_casts(mul->a);
+    }
+    return false;
+  }
+
+  // The locals and loop variables that a body assigns.
+  static std::set<std::string> assigned_names(const Body& body) {
+    class Assigned : public IRVisitor {
+     public:
+      std::set<std::string> names;
+
+     protected:
+      void visit_node(const Assign* n) override {
+        if (auto v = n->target->as<Var>()) names.insert(v->name);
+        IRVisitor::visit_node(n);
+      }
+      void visit_node(const AtomicUpdate* n) override {
+        if (n->result) names.insert(n->result->as<Var>()->name);
+        IRVisitor::visit_node(n);
+      }
+      void visit_node(const For* n) override {
+        names.insert(n->var);
+        IRVisitor::visit_node(n);
+      }
+    } a;
+    a.visit(body);
+    return a.names;
+  }
+
+  static ExprPtr beats(ReduceOp op, const ExprPtr& a, const ExprPtr& b, Loc l) {
+    return binary(op == ReduceOp::Max ? BinaryOp::Gt : BinaryOp::Lt, a, b, l,
+                  Type{ScalarType::Bool, false});
+  }
+};
+
 class Detect : public IRMutator {
  public:
   explicit Detect(const SpecializedFunction& p) : prog_(p), names_(p) {}
@@ -285,6 +456,71 @@ class Detect : public IRMutator {
     return true;
   }
 
+  // A reduce loop holding an index reduction's update (parir.argmax / argmin) becomes a
+  // reduction of (value, index) pairs into its two locals; nullptr for other loops.
+  StmtPtr index_reduction(const For& n, const std::string& acc) {
+    RewriteArgUpdate rewrite(prog_, n, acc, names_);
+    Body body = rewrite.mutate(n.body);
+    if (!rewrite.found) return nullptr;
+    const ArgUpdate& m = *rewrite.found;
+    // The pair is the loop's only result: its locals are not read or assigned elsewhere in
+    // the loop, and nothing else accumulates there.
+    RewriteBody others(prog_, n, "");
+    others.collect_targets = true;
+    others.mutate(body);
+    if (!others.targets.empty())
+      prog_.error(n.loc, fmt::format("this reduction loop computes an index reduction and also "
+                                     "accumulates into {}; a reduction loop combines one "
+                                     "result",
+                                     to_string(others.targets[0])));
+    class Uses : public IRVisitor {
+     public:
+      explicit Uses(std::set<std::string> n) : names(std::move(n)) {}
+      std::set<std::string> names;
+      std::optional<Loc> found;
+
+     protected:
+      void visit_node(const Var* v) override {
+        if (!found && names.count(v->name)) found = v->loc;
+      }
+      void visit_node(const Assign* a) override {
+        if (auto v = a->target->as<Var>(); v && !found && names.count(v->name)) found = a->loc;
+        IRVisitor::visit_node(a);
+      }
+    } uses({m.best->as<Var>()->name, m.at->as<Var>()->name});
+    uses.visit(body);
+    if (uses.found)
+      prog_.error(*uses.found, fmt::format("'{}' and '{}' are the result of the index reduction "
+                                           "in the loop on line {} and cannot be used elsewhere "
+                                           "inside it",
+                                           prog_.user_name(m.best->as<Var>()->name),
+                                           prog_.user_name(m.at->as<Var>()->name), n.loc.line));
+    const Loc l = n.loc;
+    const Type b{ScalarType::Bool, false};
+    auto r = std::make_shared<Reduction>();
+    r->op = m.op;
+    r->acc = acc;
+    r->acc_type = rewrite.acc_type;
+    r->target = m.best;
+    r->index_acc = rewrite.index_acc;
+    r->index_target = m.at;
+    ExprPtr a = var(acc, l, rewrite.acc_type), best = m.best;
+    if (best->type.scalar != a->type.scalar) best = std::make_shared<Cast>(best, a->type, l);
+    // Strictly better than the target, which comes first in the sequential order.
+    r->better = binary(
+        BinaryOp::Or,
+        binary(m.op == ReduceOp::Max ? BinaryOp::Gt : BinaryOp::Lt, a, best, l, b),
+        binary(BinaryOp::And, binary(BinaryOp::Ne, a, a, l, b),
+               binary(BinaryOp::Eq, best, best, l, b), l, b),
+        l, b);
+    r->combined = a->type.scalar == m.best->type.scalar
+                      ? a
+                      : std::make_shared<Cast>(a, m.best->type, l);
+    r->acc_value = r->combined;
+    return std::make_shared<For>(n.var, n.lo, n.hi, n.step, std::move(body), n.loc, n.labels,
+                                 n.par, std::move(r));
+  }
+
   StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
     if (!n->par || !n->par->reduce) return IRMutator::mutate_node(n, self);
     PARIR_CHECK(n->lo->type.known(), "a reduction loop of {}() is untyped; call infer_types "
@@ -294,6 +530,7 @@ class Detect : public IRMutator {
     // several blocks share it; it is itself an ordinary parallel loop.
     if (contains_parallel_code(n->body, /*gpu_blocks=*/false)) return IRMutator::mutate_node(n, self);
     std::string acc = names_.make("acc");
+    if (StmtPtr arg = index_reduction(*n, acc)) return arg;
     // Two passes: the first finds the target, so that the second can also see reads of it
     // that come before the first accumulation.
     RewriteBody find(prog_, *n, acc);
@@ -321,7 +558,8 @@ class Detect : public IRMutator {
                                   "line {}; a reduction combines into one place",
                                   to_string(find.target), n->loc.line));
     auto r = std::make_shared<Reduction>(
-        Reduction{*find.op, acc, find.acc_type, find.target, nullptr, nullptr});
+        Reduction{*find.op, acc, find.acc_type, find.target, nullptr, nullptr, "", nullptr,
+                  nullptr});
     combine_into_target(*r);
     return std::make_shared<For>(n->var, n->lo, n->hi, n->step, std::move(body), n->loc,
                                  n->labels, n->par, std::move(r));

@@ -319,17 +319,34 @@ class Lowering {
     return var(acc_name, r.loc);
   }
 
-  // parir.argmax / parir.argmin: one sequential pass keeping the extreme value and its index.
-  // A later element replaces the kept one only when strictly greater (smaller), so ties keep
-  // the lowest index; a NaN counts as the extreme, and the first NaN is kept, as torch does.
+  // parir.argmax / parir.argmin: one pass keeping the extreme value and its index. A later
+  // element replaces the kept one only when strictly greater (smaller), so ties keep the lowest
+  // index; a NaN counts as the extreme, and the first NaN is kept, as torch does. The reduced
+  // loops take the statement's labels as a sum's do: one that the specification makes
+  // parallel is a reduce loop, which detect_reductions recognizes by this update and turns
+  // into a parallel reduction of (value, index) pairs.
   ExprPtr index_reduction(const SliceReduce& r, const ExprPtr& body,
                           const std::vector<std::string>& rv, const std::vector<int64_t>& ext,
                           Body& pre) {
     const char* name = r.op == ReduceOp::Max ? "argmax" : "argmin";
-    if (parallel_reduced_dims() > 0)
-      error(fmt::format("parir.{} runs sequentially: its reduced slice dimensions cannot be "
-                        "parallel (leave their labels out of the specification)",
-                        name));
+    if (parallel_reduced_dims() > 1)
+      error(fmt::format("parir.{} can run in parallel over one of its reduced slice dimensions, "
+                        "but the specification makes {} of them parallel; leave all labels but "
+                        "one out of it",
+                        name, parallel_reduced_dims()));
+    // Blocks could only combine their pairs through a temporary and another kernel, which
+    // index reductions do not have (yet); a cluster combines them in shared memory.
+    for (size_t i = labels_used_; i < a_.labels.size(); ++i) {
+      auto it = spec_.find(a_.labels[i]);
+      if (it == spec_.end()) continue;
+      BlockShape shape = block_shape(it->second.threads, it->second.threads_per_block());
+      if (shape.blocks > 1 && !runs_as_cluster(opts_, shape.blocks))
+        error(fmt::format("parir.{} over label '{}' runs on {} threads in {} blocks of {}, which "
+                          "cannot combine their (value, index) pairs; give it one block "
+                          "(parir.threads(n) with n <= 1024, and no .tpb below n), or let the "
+                          "blocks form one cluster (use_cuda_thread_block_clusters)",
+                          name, a_.labels[i], it->second.threads, shape.blocks, shape.tpb));
+    }
     for (int64_t e : ext)
       if (e == 0) error(fmt::format("parir.{} of an empty slice", name));
     Loc l = r.loc;
@@ -339,7 +356,8 @@ class Lowering {
     first.index = false;
     pre.push_back(std::make_shared<Assign>(best, initial(first, body, rv, ext), l));
     pre.push_back(std::make_shared<Assign>(at, int_imm(0, l, Type{ScalarType::I64, false}), l));
-    // The index flattened over the reduced dimensions, row-major, as torch.argmax without dim.
+    // The index flattened over the reduced dimensions, row-major, as torch.argmax without dim:
+    // it grows with the loops' iterations, which a parallel combination relies on.
     ExprPtr flat;
     for (size_t d = 0; d < rv.size(); ++d)
       flat = flat ? binary(BinaryOp::Add, binary(BinaryOp::Mul, flat, i64(ext[d], l), l),
@@ -352,7 +370,7 @@ class Lowering {
     Body step{std::make_shared<Assign>(v, body, l),
               std::make_shared<If>(binary(BinaryOp::Or, better, nan, l), std::move(update),
                                    Body{}, l)};
-    Body loops = nest(rv, ext, std::move(step), a_.labels.size(), false);
+    Body loops = nest(rv, ext, std::move(step), labels_used_, true);
     pre.insert(pre.end(), loops.begin(), loops.end());
     return at;
   }

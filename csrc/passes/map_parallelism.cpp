@@ -158,7 +158,10 @@ class KernelScan : public IRVisitor {
     visit(n->hi);
     visit(n->step);
     ++loop_vars_[n->var];
-    if (n->reduction) ++loop_vars_[n->reduction->acc];  // declared by the code generator
+    if (n->reduction) {  // declared by the code generator
+      ++loop_vars_[n->reduction->acc];
+      if (n->reduction->is_index()) ++loop_vars_[n->reduction->index_acc];
+    }
     bool on_blocks = n->par && thread_depth_ >= 0 && depth_ < thread_depth_;
     if (on_blocks) {
       block_vars_.push_back(n->var);
@@ -185,6 +188,8 @@ class KernelScan : public IRVisitor {
     }
     if (n->reduction) {
       if (--loop_vars_[n->reduction->acc] == 0) loop_vars_.erase(n->reduction->acc);
+      if (n->reduction->is_index() && --loop_vars_[n->reduction->index_acc] == 0)
+        loop_vars_.erase(n->reduction->index_acc);
       reduction_result(*n);
     }
     if (--loop_vars_[n->var] == 0) loop_vars_.erase(n->var);
@@ -212,6 +217,12 @@ class KernelScan : public IRVisitor {
                                        cluster_advice_));
       assigned_.insert(v->name);
       escaped_.erase(v->name);
+      if (const Reduction& r = *n.reduction; r.is_index()) {
+        visit(r.index_target);
+        const std::string& at = r.index_target->as<Var>()->name;
+        assigned_.insert(at);
+        escaped_.erase(at);
+      }
       return;
     }
     auto t = target->as<Load>();

@@ -169,6 +169,9 @@ class KernelCut {
       if (auto f = parallel_loop(s)) {
         if (contains_parallel_code(f->body, false)) {
           for (auto& c : cut_loop(*f)) add(c.body[0], false);
+        } else if (f->reduction && f->reduction->is_index()) {
+          index_reduction_alone(*f);
+          add(s, false);
         } else if (f->reduction && f->reduction->target->as<Var>()) {
           reduce_through_temporary(*f, s, add, repeated);
         } else {
@@ -181,6 +184,19 @@ class KernelCut {
       }
     }
     return cuts;
+  }
+
+  // An index reduction has no temporary to combine blocks through: its loop becomes a kernel
+  // of its own, which must fit in one block (lower_slices rejects a label that does not;
+  // here the kernel spans several blocks for another loop's sake).
+  void index_reduction_alone(const For& loop) const {
+    BlockShape shape = block_shape(loop.par->threads, loop.par->threads_per_block());
+    if (shape.blocks > 1)
+      prog_.error(loop.loc, fmt::format("this index reduction (parir.{}) runs on {} blocks, "
+                                        "which cannot combine their (value, index) pairs; give "
+                                        "it at most {} threads",
+                                        loop.reduction->op == ReduceOp::Max ? "argmax" : "argmin",
+                                        shape.blocks, shape.tpb));
   }
 
   // The element of a new temporary that the enclosing parallel iterations own, or nullptr when

@@ -87,6 +87,59 @@ TEST(DetectReductions, FindsTargetAndOperation) {
   EXPECT_EQ(loop->reduction->acc_type.scalar, ScalarType::I32);
 }
 
+// y[:] = parir.argmax(x[:, :], axis=1) with labels N, M
+Function argmax_rows(const std::string& reduce_label) {
+  ExprPtr rhs = std::make_shared<SliceReduce>(ReduceOp::Max, ld("x", {all(), all()}, 3), 1,
+                                              at(3), /*idx=*/true);
+  return function("argmax_rows", {"x", "y"},
+                  {labelled(assign(ld("y", {all()}, 3), rhs, 3), {"N", reduce_label})});
+}
+
+TEST(DetectReductions, ArgmaxOverAParallelDimensionReducesPairsIntoItsLocals) {
+  SpecializedFunction p = lower(argmax_rows("M"), {tensor(ScalarType::F16, {10, 200}),
+                                                   tensor(ScalarType::I64, {10})},
+                                par({{"N", 10}, {"M", 128}}));
+  std::string ir = to_string(p.body);
+  auto outer = p.body[0]->as<For>();
+  ASSERT_TRUE(outer) << ir;
+  const For* loop = nullptr;
+  for (const auto& s : outer->body)
+    if (auto f = s->as<For>()) loop = f;
+  ASSERT_TRUE(loop && loop->reduction) << ir;
+  const Reduction& r = *loop->reduction;
+  EXPECT_TRUE(r.is_index());
+  EXPECT_EQ(r.op, ReduceOp::Max);
+  // float16 values compare in float32; the index is the loop variable.
+  EXPECT_EQ(r.acc_type.scalar, ScalarType::F32);
+  EXPECT_EQ(r.index_target->type.scalar, ScalarType::I64);
+  EXPECT_NE(ir.find("= argmax(("), std::string::npos) << ir;
+  EXPECT_NE(ir.find("< " + r.index_acc + ")"), std::string::npos) << ir;
+}
+
+TEST(DetectReductions, ArgmaxWithoutAParallelLabelStaysSequential) {
+  SpecializedFunction p = lower(argmax_rows("unused"), {tensor(ScalarType::F32, {10, 200}),
+                                                        tensor(ScalarType::I64, {10})},
+                                par({{"N", 10}}));
+  std::string ir = to_string(p.body);
+  EXPECT_EQ(ir.find("argmax(("), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("reduce()"), std::string::npos) << ir;
+}
+
+TEST(LowerSlices, ArgmaxOverSeveralBlocksNamesTheStatement) {
+  try {
+    lower(argmax_rows("M"), {tensor(ScalarType::F32, {10, 5000}), tensor(ScalarType::I64, {10})},
+          par({{"N", 10}, {"M", 4096}}));
+    FAIL();
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("user.py:3: parir.argmax over label 'M' runs on 4096 threads in 4 "
+                        "blocks",
+                        0),
+              0u)
+        << msg;
+  }
+}
+
 TEST(SplitParallelNests, SiblingsWithDifferentThreadCountsGetTheirOwnOuterLoop) {
   Body inner_a{assign(ld("x", {v("i"), v("j")}, 4), f64(1.0), 4)};
   Body inner_b{assign(ld("y", {v("i"), v("j")}, 6), f64(2.0), 6)};
