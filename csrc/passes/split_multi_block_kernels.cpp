@@ -169,7 +169,7 @@ class KernelCut {
       if (auto f = parallel_loop(s)) {
         if (contains_parallel_code(f->body, false)) {
           for (auto& c : cut_loop(*f)) add(c.body[0], false);
-        } else if (f->reduction && f->reduction->target->as<Var>()) {
+        } else if (f->reduction && !f->reduction->scan && f->reduction->target->as<Var>()) {
           reduce_through_temporary(*f, s, add, repeated);
         } else {
           add(s, false);
