@@ -45,7 +45,7 @@ TEST(DetectScans, InclusiveScanWalksTheRowInTilesOfTheBlock) {
   EXPECT_LT(scan_at, store_at) << c;
   EXPECT_NE(c.find("scan_carry0 = parir::Sum()(scan_carry0, parir_total);"), std::string::npos)
       << c;
-  EXPECT_NE(c.find("//@ launch f_0 grid(4) block(256)"), std::string::npos) << c;
+  EXPECT_NE(c.find("//@ launch f grid(4) block(256)"), std::string::npos) << c;
 }
 
 TEST(DetectScans, ExclusiveStoreMovesAfterTheElement) {
