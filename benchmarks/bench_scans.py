@@ -5,8 +5,9 @@ torch.cumsum and a Triton kernel written as Triton's tutorials write one (tl.cum
 
 Shapes from many short rows to few long ones. Implementations:
 
-* parir: `row_cumsum`, one thread per row carrying the running sum along the row (compiled
-  code writes a scan as such a loop; parir.cumsum runs only as plain Python);
+* parir: `row_cumsum`, `out[i, :] = parir.cumsum(x[i, :])` with the rows on blocks and the
+  row a parallel scan (`.scan()`): a block's threads walk the row in tiles of blockDim.x
+  elements, scanning each tile with warp shuffles and carrying the tiles' total;
 * torch.cumsum(x, 1);
 * Triton: one program per row, tl.cumsum over chunks of BLOCK elements with the running total
   of the chunks before carried in a register.
@@ -31,20 +32,19 @@ QUICK_SHAPES = [(1024, 256), (64, 4096)]
 
 
 @parir.jit
-def row_cumsum(x, out, N, M):
+def row_cumsum(x, out, N):
     parir.label('i')
     for i in range(N):
-        s = x[i, 0]
-        out[i, 0] = s
-        for j in range(1, M):
-            s += x[i, j]
-            out[i, j] = s
+        parir.label('j')
+        out[i, :] = parir.cumsum(x[i, :])
 
 
 def parir_call(x, out):
-    """The parir benchmark call, as (args, opts)."""
+    """The parir benchmark call, as (args, opts): one block per row, scanning it with up to
+    1024 threads (fewer for short rows, so that a tile is not mostly idle)."""
     n, m = x.shape
-    return [x, out, n, m], parir.par({'i': parir.threads(n)})
+    tpb = min(1024, max(32, 1 << (m - 1).bit_length()))
+    return [x, out, n], parir.par({'i': parir.threads(n), 'j': parir.threads(tpb).scan()})
 
 
 def _triton(x, out):
@@ -80,7 +80,7 @@ def main():
         out = torch.empty_like(x)
         pargs, opts = parir_call(x, out)
         # Triton's entry makes its launcher (defining the kernel once) inside the try below.
-        impls = [("parir, thread per row", lambda: row_cumsum(*pargs, opts=opts)),
+        impls = [("parir, parallel scan", lambda: row_cumsum(*pargs, opts=opts)),
                  ("torch.cumsum", lambda: torch.cumsum(x, 1, out=out)),
                  ("Triton, tl.cumsum", lambda: _triton(x, out))]
         for name, make in impls:

@@ -35,20 +35,24 @@ class LoopPar:
     >>> parir.threads(256).reduce().tpb(128)
     """
 
-    __slots__ = ("_nthreads", "_reduce", "_tpb", "_k")
+    __slots__ = ("_nthreads", "_reduce", "_tpb", "_scan", "_k")
 
     def __init__(self):
         self._nthreads = None
         self._reduce = False
         self._tpb = 0
-        self._k = (None, False, 0)
+        self._scan = False
+        self._k = (None, False, 0, False)
 
     def _with(self, **changes):
         p = LoopPar()
-        p._nthreads, p._reduce, p._tpb = self._nthreads, self._reduce, self._tpb
+        p._nthreads, p._reduce, p._tpb, p._scan = self._nthreads, self._reduce, self._tpb, self._scan
         for k, v in changes.items():
             setattr(p, "_" + k, v)
-        p._k = (p._nthreads, p._reduce, p._tpb)  # the key, as plain values: hashed in C
+        if p._reduce and p._scan:
+            raise ParirValueError("a loop is either a reduction (.reduce()) or a scan (.scan()), "
+                                  "not both")
+        p._k = (p._nthreads, p._reduce, p._tpb, p._scan)  # the key, as plain values: hashed in C
         return p
 
     def threads(self, nthreads):
@@ -66,11 +70,10 @@ class LoopPar:
         return self._with(reduce=True)
 
     def scan(self):
-        """Not supported: a loop that carries a running value runs sequentially."""
-        raise ParirValueError(
-            "parir.threads(n).scan() is not supported: a loop that carries a running value "
-            "(s += x[i, j]; out[i, j] = s) runs sequentially; label the loop over the rows "
-            "instead, one thread per row")
+        """A LoopPar that also marks the loop as a parallel scan: its body carries a running
+        value (s += x[i, j]; out[i, j] = s), which the block's threads compute together, one
+        tile of the row at a time (README, "Scans")."""
+        return self._with(scan=True)
 
     def tpb(self, tpb):
         """A LoopPar that runs `tpb` threads per block (default 1024, the compiler's
@@ -91,6 +94,10 @@ class LoopPar:
         return self._reduce
 
     @property
+    def is_scan(self):
+        return self._scan
+
+    @property
     def threads_per_block(self):
         return self._tpb or _C.DEFAULT_THREADS_PER_BLOCK
 
@@ -100,7 +107,7 @@ class LoopPar:
     @staticmethod
     def _from_key(k):
         """The LoopPar whose _key() is `k`."""
-        return LoopPar()._with(nthreads=k[0], reduce=k[1], tpb=k[2])
+        return LoopPar()._with(nthreads=k[0], reduce=k[1], tpb=k[2], scan=k[3])
 
     def __eq__(self, other):
         return isinstance(other, LoopPar) and self._key() == other._key()
@@ -112,6 +119,8 @@ class LoopPar:
         s = f"parir.threads({self._nthreads})" if self._nthreads is not None else "parir.LoopPar()"
         if self._reduce:
             s += ".reduce()"
+        if self._scan:
+            s += ".scan()"
         if self._tpb:
             s += f".tpb({self._tpb})"
         return s
@@ -277,7 +286,7 @@ parallelize = par
 def _form(default):
     """How a field's values become hashable constants: by the type of its default."""
     if isinstance(default, dict):
-        return "spec"  # {label: LoopPar}: (label, (threads, reduce, tpb)) pairs
+        return "spec"  # {label: LoopPar}: (label, (threads, reduce, tpb, scan)) pairs
     if isinstance(default, list):
         return "list"
     if isinstance(default, enum.Enum):

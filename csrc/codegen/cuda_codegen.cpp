@@ -365,6 +365,7 @@ class KernelPrinter {
     std::string worker = level.threads ? "parir_t" : fmt::format("parir_b{}", depth_);
     std::string labels = escape_for_comment(fmt::format("{}", fmt::join(f.labels, "', '")));
     const Reduction* r = f.reduction.get();
+    if (r && r->scan) return scan_for(f, labels);
     line(fmt::format("// label '{}': parallel {}over {} {}", labels,
                      r ? fmt::format("reduction ({}) ", python_name(r->op)) : "", level.count,
                      level.threads ? "threads" : "blocks"));
@@ -391,6 +392,81 @@ class KernelPrinter {
       line("}");
     }
     if (level.threads && depth_ > 0 && at_block_level()) line(barrier());
+  }
+
+  // A scan loop (detect_scans): the block's threads walk the iterations in tiles of blockDim.x
+  // consecutive iterations, thread t taking iteration base + t. Each thread computes its
+  // element (the body up to the assignment to r.value; the identity past the end), the block
+  // scans the tile, and each thread runs the rest of the body with the running values before
+  // and after its element: the carry of the tiles before combined with the tile's exclusive and
+  // inclusive prefixes. The carry starts from the running local's value and ends as its value.
+  // Every thread runs every tile, so all reach block_scan's barriers; the iterations past the
+  // end are guarded element by element.
+  void scan_for(const For& f, const std::string& labels) {
+    const Reduction& r = *f.reduction;
+    const std::string acc_t = cuda_name(r.acc_type.scalar);
+    const ScalarType s_t = r.target->type.scalar;
+    const std::string op = op_struct(r.op) + "()";
+    for (const auto* n : {&r.acc, &r.value, &r.exclusive, &r.inclusive}) internal_.insert(*n);
+    line(fmt::format("// label '{}': parallel scan ({}) over {} threads of one block", labels,
+                     scan_name(r.op), k_.tpb));
+    line("{");
+    ++indent_;
+    line(fmt::format("{} {} = {};", acc_t, r.acc,
+                     s_t == r.acc_type.scalar ? expr(r.target)
+                                              : conversion(r.acc_type.scalar, s_t,
+                                                           expr(r.target))));
+    const std::string v = names_(f.var);
+    const std::string n = "parir_n_" + v, base = "parir_base_" + v, k = "parir_k_" + v;
+    line(fmt::format("const int64_t {} = parir::trip_count({}, {}, {});", n,
+                     cast_text(ScalarType::I64, f.lo), cast_text(ScalarType::I64, f.hi),
+                     cast_text(ScalarType::I64, f.step)));
+    line(fmt::format("for (int64_t {} = 0; {} < {}; {} += {}) {{", base, base, n, base, k_.tpb));
+    ++indent_;
+    line(fmt::format("const int64_t {} = {} + (int64_t)threadIdx.x;", k, base));
+    line(fmt::format("const {} {} = ({})({} + {} * {});", loop_var_type(), v, loop_var_type(),
+                     cast_text(ScalarType::I64, f.lo), k, cast_text(ScalarType::I64, f.step)));
+    line(fmt::format("{} {} = {}::identity<{}>();", acc_t, r.value, op_struct(r.op), acc_t));
+    // The body up to and with the element's assignment, then the rest.
+    size_t split = 0;
+    while (split < f.body.size()) {
+      auto a = f.body[split++]->as<Assign>();
+      if (a && a->target->as<Var>() && a->target->as<Var>()->name == r.value) break;
+    }
+    Body compute(f.body.begin(), f.body.begin() + split), use(f.body.begin() + split, f.body.end());
+    ++depth_;
+    line(fmt::format("if ({} < {}) {{", k, n));
+    block(compute);
+    line("}");
+    --depth_;
+    line(fmt::format("{} parir_excl, parir_total;", acc_t));
+    line(fmt::format("const {} parir_incl = parir::block_scan({}, {}, parir_excl, parir_total);",
+                     acc_t, r.value, op));
+    ++depth_;
+    line(fmt::format("if ({} < {}) {{", k, n));
+    ++indent_;
+    auto running = [&](const std::string& name, const std::string& prefix) {
+      std::string value = fmt::format("{}({}, {})", op, r.acc, prefix);
+      if (s_t != r.acc_type.scalar) value = conversion(s_t, r.acc_type.scalar, value);
+      line(fmt::format("const {} {} = {};", cuda_name(s_t), name, value));
+    };
+    running(r.exclusive, "parir_excl");
+    running(r.inclusive, "parir_incl");
+    body(use);
+    --indent_;
+    line("}");
+    --depth_;
+    line(fmt::format("{} = {}({}, parir_total);", r.acc, op, r.acc));
+    --indent_;
+    line("}");
+    line(fmt::format("{} = {};", expr(r.target), expr(r.combined)));
+    --indent_;
+    line("}");
+    if (depth_ > 0 && at_block_level()) line(barrier());
+  }
+
+  std::string cast_text(ScalarType to, const ExprPtr& e) {
+    return e->type.scalar == to ? expr(e) : conversion(to, e->type.scalar, expr(e));
   }
 
   static std::string op_struct(ReduceOp op) {

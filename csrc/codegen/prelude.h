@@ -279,6 +279,37 @@ template <typename T, typename Op> PARIR_FN void block_arg_reduce(T& v, int64_t&
   }
 }
 
+// Scans `v` over the threads of the block in thread order (blockDim.x a multiple of 32):
+// returns op(v_0, ..., v_t) for thread t, sets `exclusive` to op(v_0, ..., v_{t-1}) (the
+// identity for thread 0) and `total` to op over the whole block. Within each warp by shuffles,
+// the warps' totals through shared memory, which every warp then scans itself. All threads of
+// the block must call it.
+template <typename T, typename Op> PARIR_FN T block_scan(T v, Op op, T& exclusive, T& total) {
+  __shared__ T warp_totals[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warps = (int)((blockDim.x + 31) >> 5);
+  for (int o = 1; o < 32; o <<= 1) {
+    const T u = __shfl_up_sync(0xffffffffu, v, o);
+    if (lane >= o) v = op(u, v);
+  }
+  T before = __shfl_up_sync(0xffffffffu, v, 1);
+  if (lane == 0) before = Op::template identity<T>();
+  __syncthreads();  // an earlier block_scan on T may still be reading `warp_totals`
+  if (lane == 31) warp_totals[warp] = v;
+  __syncthreads();
+  T w = lane < warps ? warp_totals[lane] : Op::template identity<T>();
+  for (int o = 1; o < 32; o <<= 1) {
+    const T u = __shfl_up_sync(0xffffffffu, w, o);
+    if (lane >= o) w = op(u, w);
+  }
+  // w at lane k: the warps 0..k combined. This warp's offset is lane warp - 1's.
+  T offset = __shfl_sync(0xffffffffu, w, warp > 0 ? warp - 1 : 0);
+  total = __shfl_sync(0xffffffffu, w, warps - 1);
+  if (warp == 0) offset = Op::template identity<T>();
+  exclusive = op(offset, before);
+  return op(offset, v);
+}
+
 // ----- thread block clusters (sm_90+), for CompileOptions.use_cuda_thread_block_clusters -----
 
 PARIR_FN unsigned cluster_rank() {

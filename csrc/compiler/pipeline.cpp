@@ -6,6 +6,7 @@
 #include "codegen/plan_text.h"
 #include "passes/apply_parallel_spec.h"
 #include "passes/detect_reductions.h"
+#include "passes/detect_scans.h"
 #include "passes/flatten_indices.h"
 #include "passes/infer_types.h"
 #include "passes/lower_slices.h"
@@ -105,6 +106,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Reduction loops get their target and operation; their bodies accumulate per thread.
   detect_reductions(prog);
   log.after("detect_reductions", dump(prog));
+
+  // Scan loops get their running value; their bodies split around the element they combine.
+  detect_scans(prog);
+  log.after("detect_scans", dump(prog));
 
   // Nests whose sibling loops request different thread counts are cut into several.
   split_parallel_nests(prog);

@@ -554,32 +554,45 @@ class Converter {
     return acc;
   }
 
-  // parir.sum(e), parir.sum(e, axis=k), and prod/min/max likewise: a reduction over slices.
+  // parir.sum(e), parir.sum(e, axis=k), and prod/min/max likewise: a reduction over slices;
+  // parir.cumsum(e, axis=k, exclusive=True) and cumprod/cummin/cummax: a scan of one.
   ExprPtr slice_reduction(const py::handle& node, const std::string& name,
                           const std::vector<ExprPtr>& args) {
+    const bool scan = name.rfind("cum", 0) == 0;
+    const bool exclusive_allowed = name == "cumsum" || name == "cumprod";
     if (args.size() != 1)
-      fail_at(node, fmt::format("parir.{} takes one expression (and optionally axis=k)", name));
+      fail_at(node, fmt::format("parir.{} takes one expression (and optionally axis=k{})", name,
+                                exclusive_allowed ? ", exclusive=True" : ""));
     std::optional<int> axis;
+    bool exclusive = false;
     for (const auto& kw : node.attr("keywords")) {
       py::object arg = kw.attr("arg");
       py::handle v = kw.attr("value");
+      if (exclusive_allowed && !arg.is_none() && std::string(py::str(arg)) == "exclusive") {
+        if (node_type(v) != "Constant" || !py::isinstance<py::bool_>(v.attr("value")))
+          fail_at(node, fmt::format("parir.{} takes exclusive= as True or False", name));
+        exclusive = v.attr("value").cast<bool>();
+        continue;
+      }
       bool literal_int = node_type(v) == "Constant" && py::isinstance<py::int_>(v.attr("value")) &&
                          !py::isinstance<py::bool_>(v.attr("value"));
       bool negative = node_type(v) == "UnaryOp" && node_type(v.attr("op")) == "USub" &&
                       node_type(v.attr("operand")) == "Constant" &&
                       py::isinstance<py::int_>(v.attr("operand").attr("value"));
       if (arg.is_none() || std::string(py::str(arg)) != "axis" || !(literal_int || negative))
-        fail_at(node, fmt::format("parir.{} takes only the keyword axis=, an integer literal",
-                                  name));
+        fail_at(node, fmt::format("parir.{} takes only the keyword{} axis=, an integer literal{}",
+                                  name, exclusive_allowed ? "s" : "",
+                                  exclusive_allowed ? ", and exclusive=True" : ""));
       axis = literal_int ? v.attr("value").cast<int>()
                          : -v.attr("operand").attr("value").cast<int>();
     }
-    ReduceOp op = name == "sum"                        ? ReduceOp::Sum
-                  : name == "prod"                     ? ReduceOp::Prod
-                  : name == "min" || name == "argmin" ? ReduceOp::Min
+    const std::string base = scan ? name.substr(3) : name;
+    ReduceOp op = base == "sum"                        ? ReduceOp::Sum
+                  : base == "prod"                     ? ReduceOp::Prod
+                  : base == "min" || base == "argmin" ? ReduceOp::Min
                                                        : ReduceOp::Max;
     bool index = name == "argmax" || name == "argmin";
-    return std::make_shared<SliceReduce>(op, args[0], axis, loc(node), index);
+    return std::make_shared<SliceReduce>(op, args[0], axis, loc(node), index, scan, exclusive);
   }
 
   // parir.clamp(x, lo, hi), with lo or hi also as the keywords min= and max= (either may be
@@ -695,12 +708,7 @@ class Converter {
                                 "local in the larger expression",
                                 name, name, name));
     if (name == "cumsum" || name == "cumprod" || name == "cummin" || name == "cummax")
-      fail_at(node, fmt::format(
-                        "parir.{} (a scan) runs only as plain Python (seq=True) so far; in a "
-                        "compiled function write it as a loop along the row that carries the "
-                        "running value, as in `s = 0.0` then `for j in range(n): s += x[i, j]; "
-                        "out[i, j] = s`",
-                        name));
+      return slice_reduction(node, name, args);
     bool reduction = name == "sum" || name == "prod" || name == "argmax" || name == "argmin" ||
                      ((name == "min" || name == "max") && args.size() == 1);
     if (reduction) return slice_reduction(node, name, args);

@@ -71,6 +71,20 @@ const char* python_name(ReduceOp op) {
   return "?";
 }
 
+const char* scan_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+      return "cumsum";
+    case ReduceOp::Prod:
+      return "cumprod";
+    case ReduceOp::Min:
+      return "cummin";
+    case ReduceOp::Max:
+      return "cummax";
+  }
+  return "?";
+}
+
 const char* python_name(AtomicOp op) {
   switch (op) {
 #define X(e, py)       \
@@ -191,9 +205,11 @@ std::string expr_text(const ExprNode& e) {
     }
     case ExprKind::SliceReduce: {
       const auto& n = static_cast<const SliceReduce&>(e);
-      std::string name = std::string(n.index ? "arg" : "") + python_name(n.op);
-      return n.axis ? fmt::format("parir.{}({}, axis={})", name, expr_text(*n.arg), *n.axis)
-                    : fmt::format("parir.{}({})", name, expr_text(*n.arg));
+      std::string name = n.scan ? scan_name(n.op)
+                                : std::string(n.index ? "arg" : "") + python_name(n.op);
+      std::string extra = n.axis ? fmt::format(", axis={}", *n.axis) : "";
+      if (n.exclusive) extra += ", exclusive=True";
+      return fmt::format("parir.{}({}{})", name, expr_text(*n.arg), extra);
     }
   }
   return "?";
@@ -202,6 +218,7 @@ std::string expr_text(const ExprNode& e) {
 std::string par_text(const LoopPar& p) {
   std::string s = fmt::format("parir.threads({})", p.threads);
   if (p.reduce) s += ".reduce()";
+  if (p.scan) s += ".scan()";
   if (p.tpb) s += fmt::format(".tpb({})", p.tpb);
   return s;
 }
@@ -225,6 +242,10 @@ void stmt_text(const StmtNode& s, int indent, std::string& out) {
                             expr_text(*n.reduction->target), expr_text(*n.reduction->index_target),
                             python_name(n.reduction->op), n.reduction->acc,
                             n.reduction->index_acc);
+      else if (n.reduction && n.reduction->scan)
+        note += fmt::format("; {} = {}(running value {}, {} before and {} after the element)",
+                            expr_text(*n.reduction->target), scan_name(n.reduction->op),
+                            n.reduction->acc, n.reduction->exclusive, n.reduction->inclusive);
       else if (n.reduction)
         note += fmt::format("; {} = {}({} over the loop)", expr_text(*n.reduction->target),
                             python_name(n.reduction->op), n.reduction->acc);

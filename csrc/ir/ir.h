@@ -294,6 +294,7 @@ struct Slice : ExprNode {
 // The combining operation of a reduction.
 enum class ReduceOp : uint8_t { Sum, Prod, Min, Max };
 const char* python_name(ReduceOp op);  // "sum", "prod", "min", "max"
+const char* scan_name(ReduceOp op);    // "cumsum", "cumprod", "cummin", "cummax"
 
 // parir.sum(e, axis=k) and friends over the slice dimensions of e: over slice dimension `axis`
 // (counting e's slice dimensions only, from the left; negative from the right), or over all of
@@ -306,8 +307,20 @@ struct SliceReduce : ExprNode {
   // parir.argmax / parir.argmin (op Max / Min): the int64 index of the first extreme element
   // (flattened over the reduced dimensions) instead of its value.
   bool index = false;
-  SliceReduce(ReduceOp o, ExprPtr a, std::optional<int> ax, Loc l, bool idx = false)
-      : ExprNode(static_kind, Type{}, l), op(o), arg(std::move(a)), axis(ax), index(idx) {}
+  // parir.cumsum / cumprod / cummin / cummax: the running values along slice dimension `axis`
+  // (the last when none is given) instead of one value; only the whole value of an assignment
+  // to a slice. `exclusive` leaves out each element's own value (sums and products).
+  bool scan = false;
+  bool exclusive = false;
+  SliceReduce(ReduceOp o, ExprPtr a, std::optional<int> ax, Loc l, bool idx = false,
+              bool sc = false, bool excl = false)
+      : ExprNode(static_kind, Type{}, l),
+        op(o),
+        arg(std::move(a)),
+        axis(ax),
+        index(idx),
+        scan(sc),
+        exclusive(excl) {}
 };
 
 // f(a, b): a call of a Python function by the name the caller uses for it, which
@@ -366,13 +379,15 @@ struct ExternCall : ExprNode {
 // ---------------------------------------------------------------------------------------------
 // Statements
 
-// How a labelled loop is to run in parallel: the user's parir.threads(n)[.reduce()][.tpb(t)].
+// How a labelled loop is to run in parallel: the user's
+// parir.threads(n)[.reduce() | .scan()][.tpb(t)].
 struct LoopPar {
   int64_t threads = 1;
   bool reduce = false;
   int64_t tpb = 0;  // threads per block; 0 = the default (kDefaultThreadsPerBlock)
+  bool scan = false;  // the loop carries a running value (s += x[j]; out[j] = s)
   bool operator==(const LoopPar& o) const {
-    return threads == o.threads && reduce == o.reduce && tpb == o.tpb;
+    return threads == o.threads && reduce == o.reduce && tpb == o.tpb && scan == o.scan;
   }
 
   static constexpr int64_t kDefaultThreadsPerBlock = 1024;
@@ -384,6 +399,14 @@ struct LoopPar {
 // by the accumulator `acc`, a per-thread variable of type `acc_type` that starts at the op's
 // identity; after the loop the threads' accumulators are combined and then combined into the
 // target (a local, or a tensor element that does not depend on the loop) as `target = combined`.
+//
+// A scan loop (a For whose LoopPar has .scan(), found by detect_scans) is a Reduction with
+// `scan` set: its target is the local that carries the running value, `acc` the running value
+// of the iterations before the current tile of the loop (declared by the code generator,
+// starting from the target's value), and the body is cut in two at the assignment to `value`:
+// the statements up to it compute this iteration's operand, those after it read the running
+// value as the locals `exclusive` (before this iteration's element) and `inclusive` (after it),
+// of the target's type. After the loop the target holds `combined`, the total.
 struct Reduction {
   ReduceOp op;
   std::string acc;
@@ -403,6 +426,8 @@ struct Reduction {
   std::string index_acc;
   ExprPtr index_target, better;
   bool is_index() const { return !index_acc.empty(); }
+  bool scan = false;
+  std::string value, exclusive, inclusive;  // a scan's locals (above)
 };
 
 struct StmtNode;

@@ -88,6 +88,8 @@ class Names : public IRVisitor {
   void visit_node(const For* n) override {
     names.insert(n->var);
     if (n->reduction) names.insert(n->reduction->acc);
+    if (n->reduction && n->reduction->scan)
+      names.insert({n->reduction->value, n->reduction->exclusive, n->reduction->inclusive});
     IRVisitor::visit_node(n);
   }
 };

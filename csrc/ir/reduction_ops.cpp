@@ -4,6 +4,50 @@
 
 namespace parir {
 
+ExprPtr strip_casts(const ExprPtr& e) {
+  const ExprNode* n = e.get();
+  ExprPtr cur = e;
+  while (auto c = n->as<Cast>()) {
+    cur = c->a;
+    n = cur.get();
+  }
+  return cur;
+}
+
+bool same_place(const ExprPtr& a, const ExprPtr& b) {
+  ExprPtr x = strip_casts(a), y = strip_casts(b);
+  if (x->kind != y->kind) return false;
+  if (auto v = x->as<Var>()) return v->name == y->as<Var>()->name;
+  if (auto l = x->as<Load>()) return l->tensor == y->as<Load>()->tensor && to_string(x) == to_string(y);
+  return false;
+}
+
+std::optional<Accumulation> match(const ExprPtr& target, const ExprPtr& value) {
+  ExprPtr v = strip_casts(value);
+  if (auto b = v->as<Binary>()) {
+    bool left = same_place(b->a, target), right = same_place(b->b, target);
+    if (b->op == BinaryOp::Add && (left || right)) return Accumulation{ReduceOp::Sum, left ? b->b : b->a};
+    if (b->op == BinaryOp::Mul && (left || right)) return Accumulation{ReduceOp::Prod, left ? b->b : b->a};
+    if (b->op == BinaryOp::Sub && left)
+      return Accumulation{ReduceOp::Sum,
+                          std::make_shared<Unary>(UnaryOp::Neg, b->b, b->b->type, b->b->loc)};
+  }
+  if (auto c = v->as<Call>(); c && (c->fn == Builtin::Min || c->fn == Builtin::Max)) {
+    bool left = same_place(c->args[0], target), right = same_place(c->args[1], target);
+    if (left || right)
+      return Accumulation{c->fn == Builtin::Min ? ReduceOp::Min : ReduceOp::Max,
+                          left ? c->args[1] : c->args[0]};
+  }
+  return std::nullopt;
+}
+
+Type accumulator_type(Type so_far, Type value) {
+  ScalarType t = promote(Type{so_far.scalar, false}, value).scalar;
+  if (is_bool(t) || (is_int(t) && size_in_bytes(t) < 4)) t = ScalarType::I64;
+  if (is_half(t)) t = ScalarType::F32;
+  return Type{t, false};
+}
+
 ExprPtr combine(ReduceOp op, ExprPtr a, ExprPtr b, Type type, Loc loc) {
   switch (op) {
     case ReduceOp::Sum:

@@ -7,6 +7,26 @@
 
 namespace parir {
 
+// The expression under any conversions (the Casts that infer_types makes explicit).
+ExprPtr strip_casts(const ExprPtr& e);
+
+// Whether two targets are the same local, or the same tensor element as written.
+bool same_place(const ExprPtr& a, const ExprPtr& b);
+
+// The value combined into `target` by `value`, if `target = value` is an accumulation:
+//     t = t + e    t = e + t    t = t - e    t = t * e    t = parir.min(t, e)    t = parir.max(e, t)
+struct Accumulation {
+  ReduceOp op;
+  ExprPtr operand;  // e, negated for t -= e
+};
+std::optional<Accumulation> match(const ExprPtr& target, const ExprPtr& value);
+
+// The type a reduction accumulates in: that of target op value (so 0.5s summed into an int32
+// element add up before the one conversion at the store, as `out[0] = out[0] + x.sum()` does),
+// widened as PyTorch's reductions widen: bool and small integers to int64, float16 and bfloat16
+// to float32. The result is converted to the target's type once.
+Type accumulator_type(Type so_far, Type value);
+
 // a op b, for a reduction's operation: a + b, a * b, parir.min(a, b), parir.max(a, b), of `type`.
 ExprPtr combine(ReduceOp op, ExprPtr a, ExprPtr b, Type type, Loc loc);
 

@@ -221,7 +221,8 @@ ExprPtr IRMutator::mutate_node(const Slice* n, const ExprPtr& self) {
 ExprPtr IRMutator::mutate_node(const SliceReduce* n, const ExprPtr& self) {
   ExprPtr a = mutate(n->arg);
   if (a == n->arg) return self;
-  return std::make_shared<SliceReduce>(n->op, a, n->axis, n->loc, n->index);
+  return std::make_shared<SliceReduce>(n->op, a, n->axis, n->loc, n->index, n->scan,
+                                       n->exclusive);
 }
 
 ExprPtr IRMutator::mutate_node(const CallFunction* n, const ExprPtr& self) {

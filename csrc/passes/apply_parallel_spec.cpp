@@ -41,8 +41,13 @@ class ApplySpec : public IRMutator {
       prog_.error(n->loc, fmt::format("the parallel specification gives this loop 0 threads, so "
                                       "none of its iterations would run; give it at least one "
                                       "thread (parir.threads(n) with n >= 1)"));
-    // A loop that lower_slices made for a slice reduction reduces whatever its label says.
+    // A loop that lower_slices made for a slice reduction reduces whatever its label says, and
+    // one it made for a slice scan scans.
     if (par && n->par && n->par->reduce) par->reduce = true;
+    if (par && n->par && n->par->scan) {
+      par->scan = true;
+      par->reduce = false;
+    }
     Body body = mutate(n->body);
     return std::make_shared<For>(n->var, n->lo, n->hi, n->step, std::move(body), n->loc,
                                  n->labels, par);
@@ -91,6 +96,9 @@ void apply_parallel_spec(SpecializedFunction& prog, const ParallelSpec& spec) {
   for (const auto& [label, par] : spec) {
     if (par.threads < 0)
       fail("label '{}': the number of threads must not be negative (got {})", label, par.threads);
+    if (par.reduce && par.scan)
+      fail("label '{}': a loop is either a reduction (.reduce()) or a scan (.scan()), not both",
+           label);
     if (par.tpb != 0 && (par.tpb < 32 || par.tpb > 1024 || par.tpb % 32 != 0))
       fail("label '{}': threads per block must be a multiple of 32 between 32 and 1024 (got {})",
            label, par.tpb);

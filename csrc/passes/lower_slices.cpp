@@ -77,6 +77,7 @@ class Lowering {
     }
     target = bind(target, target_dims, outer_);
     labels_used_ = outer_.size();
+    if (auto r = a_.value->as<SliceReduce>(); r && r->scan) return scan(target, *r);
 
     // `t[...] = parir.sum(...)` outside parallel code over several blocks, where combining in
     // t's type is exact: initialize t in one loop nest and accumulate into it atomically in
@@ -219,6 +220,11 @@ class Lowering {
     }
 
     ExprPtr mutate_node(const SliceReduce* n, const ExprPtr&) override {
+      if (n->scan)
+        low_.error(fmt::format("parir.{} gives the running values of a slice: it can only be "
+                               "the whole value assigned to a slice of a tensor, as in "
+                               "out[i, :] = parir.{}(x[i, :])",
+                               scan_name(n->op), scan_name(n->op)));
       if (!pre_) low_.error("a slice reduction cannot contain another slice reduction");
       return low_.reduction(*n, *pre_, vars_, extents_);
     }
@@ -317,6 +323,94 @@ class Lowering {
     Body loops = nest(red_vars, red_ext, step, labels_used_, true);
     pre.insert(pre.end(), loops.begin(), loops.end());
     return var(acc_name, r.loc);
+  }
+
+  // `target = parir.cumsum(e, axis=k)` and the other scans: a loop nest over the target's slice
+  // dimensions with the scanned one innermost, each loop labelled with its dimension's label.
+  // Around the scanned loop a running local starts from the identity (the first element for
+  // min and max) and each iteration combines its element and stores the running value (or
+  // stores, then combines, for exclusive=True): the loop form of a scan, sequential in the
+  // thread that runs it unless its label makes it a parallel scan. Sums and products
+  // accumulate as torch's do (integers and bools in int64, float16 and bfloat16 in float32);
+  // min and max in the element type. The store converts to the target's type.
+  Body scan(const ExprPtr& target, const SliceReduce& r) {
+    const std::string name = scan_name(r.op);
+    if (outer_.empty())
+      error(fmt::format("parir.{} gives the running values of a slice: assign them to a slice "
+                        "of a tensor, as in out[i, :] = parir.{}(x[i, :])",
+                        name, name));
+    std::vector<int64_t> ext = argument_extents(r.arg);
+    const int k = static_cast<int>(ext.size());
+    if (k != static_cast<int>(outer_.size()))
+      error(fmt::format("parir.{} of {} has {} slice dimension{}, but the target has {}", name,
+                        to_string(r.arg), k, k == 1 ? "" : "s", outer_.size()));
+    for (int d = 0; d < k; ++d)
+      if (ext[d] != outer_extents_[d])
+        error(fmt::format("shape mismatch: slice dimension {} of {} has {} elements, but the "
+                          "target's has {}",
+                          d, to_string(r.arg), ext[d], outer_extents_[d]));
+    const int axis = r.axis ? (*r.axis < 0 ? *r.axis + k : *r.axis) : k - 1;
+    if (axis < 0 || axis >= k)
+      error(fmt::format("axis={} is out of range for the {} slice dimension{} of {}", *r.axis, k,
+                        k == 1 ? "" : "s", to_string(r.arg)));
+    for (int64_t e : ext)
+      if (e == 0) return Body{};  // no element to scan or store
+    const Loc l = r.loc;
+    Bind b(*this, outer_, outer_extents_, nullptr);
+    ExprPtr elem = b.mutate(r.arg);
+    const std::string run_name = names_.make("run");
+    ExprPtr run = var(run_name, l);
+    ExprPtr init;
+    if (r.op == ReduceOp::Sum || r.op == ReduceOp::Prod) {
+      wide_.insert(run_name);
+      init = i64(r.op == ReduceOp::Sum ? 0 : 1, l);
+      if (loads_half(r.arg))
+        init = std::make_shared<Cast>(init, Type{ScalarType::F32, false}, l);
+    } else {
+      SliceReduce first = r;
+      first.scan = false;
+      init = initial(first, elem, {outer_[axis]}, {ext[axis]});
+    }
+    StmtPtr step = std::make_shared<Assign>(run, combine(r.op, run, elem, l), l);
+    StmtPtr store = std::make_shared<Assign>(target, run, a_.loc);
+    Body body = r.exclusive ? Body{store, step} : Body{step, store};
+    auto label = [&](int d) {
+      return d < static_cast<int>(a_.labels.size()) ? std::vector<std::string>{a_.labels[d]}
+                                                     : std::vector<std::string>{};
+    };
+    // "scan", for apply_parallel_spec: the loop scans when its label is in the specification.
+    Body nest{std::make_shared<Assign>(run, init, l),
+              std::make_shared<For>(outer_[axis], i64(0, l), i64(ext[axis], l), i64(1, l),
+                                    std::move(body), a_.loc, label(axis),
+                                    LoopPar{0, false, 0, true})};
+    bool parallel_outside = false;
+    for (int d = k; d-- > 0;) {
+      if (d == axis) continue;
+      for (const auto& lb : label(d)) parallel_outside = parallel_outside || spec_.count(lb);
+      nest = Body{std::make_shared<For>(outer_[d], i64(0, l), i64(ext[d], l), i64(1, l),
+                                        std::move(nest), a_.loc, label(d))};
+    }
+    // Outside parallel code the running local needs a GPU thread (or block) to live in.
+    if (host_ && !parallel_outside) return Body{std::make_shared<GpuBlock>(std::move(nest), a_.loc)};
+    return nest;
+  }
+
+  // Whether an expression reads a float16 or bfloat16 tensor.
+  bool loads_half(const ExprPtr& e) const {
+    class Finds : public IRVisitor {
+     public:
+      explicit Finds(const SpecializedFunction& p) : prog(p) {}
+      const SpecializedFunction& prog;
+      bool found = false;
+
+     protected:
+      void visit_node(const Load* n) override {
+        found = found || is_half(prog.tensors.at(n->tensor).elem);
+        IRVisitor::visit_node(n);
+      }
+    } f(prog_);
+    f.visit(e);
+    return f.found;
   }
 
   // parir.argmax / parir.argmin: one pass keeping the extreme value and its index. A later

@@ -162,6 +162,10 @@ class KernelScan : public IRVisitor {
       ++loop_vars_[n->reduction->acc];
       if (n->reduction->is_index()) ++loop_vars_[n->reduction->index_acc];
     }
+    if (n->reduction && n->reduction->scan)
+      for (const auto* name : {&n->reduction->value, &n->reduction->exclusive,
+                               &n->reduction->inclusive})
+        ++loop_vars_[*name];
     bool on_blocks = n->par && thread_depth_ >= 0 && depth_ < thread_depth_;
     if (on_blocks) {
       block_vars_.push_back(n->var);
@@ -187,6 +191,10 @@ class KernelScan : public IRVisitor {
       }
     }
     if (n->reduction) {
+      if (n->reduction->scan)
+        for (const auto* name : {&n->reduction->value, &n->reduction->exclusive,
+                                 &n->reduction->inclusive})
+          if (--loop_vars_[*name] == 0) loop_vars_.erase(*name);
       if (--loop_vars_[n->reduction->acc] == 0) loop_vars_.erase(n->reduction->acc);
       if (n->reduction->is_index() && --loop_vars_[n->reduction->index_acc] == 0)
         loop_vars_.erase(n->reduction->index_acc);
@@ -200,6 +208,20 @@ class KernelScan : public IRVisitor {
   // blocks); every thread of the block updates a local target with the same value.
   void reduction_result(const For& n) {
     const ExprPtr& target = n.reduction->target;
+    if (n.reduction->scan) {
+      // Every thread of the block ends the scan with the total: the block must be the only
+      // one of the loop, as its threads walk the row together.
+      if (k_.inner_blocks > 1)
+        prog_.error(n.loc, fmt::format("this scan loop runs on {} blocks; a parallel scan runs "
+                                       "in one block, which walks the row in tiles: use at "
+                                       "most {} threads at its parallel depth",
+                                       k_.inner_blocks, k_.tpb));
+      auto v = target->as<Var>();
+      visit(target);
+      assigned_.insert(v->name);
+      escaped_.erase(v->name);
+      return;
+    }
     if (auto v = target->as<Var>()) {
       visit(target);
       for (const For* b : block_loops_)
@@ -286,9 +308,10 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
     }
     for (const auto& u : uses[d])
       if (u.loop && u.loop->reduction && !(has_threads && innermost))
-        prog.error(u.loop->loc, "this reduction loop maps to thread blocks because other "
-                                "parallel loops at its depth contain parallel loops; a "
-                                "reduction must be an innermost parallel loop");
+        prog.error(u.loop->loc, fmt::format("this {0} loop maps to thread blocks because other "
+                                            "parallel loops at its depth contain parallel "
+                                            "loops; a {0} must be an innermost parallel loop",
+                                            u.loop->reduction->scan ? "scan" : "reduction"));
     ParLevel level{count, has_threads && innermost};
     k.levels.push_back(level);
   }

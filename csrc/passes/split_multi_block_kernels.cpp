@@ -172,7 +172,7 @@ class KernelCut {
         } else if (f->reduction && f->reduction->is_index()) {
           index_reduction_alone(*f);
           add(s, false);
-        } else if (f->reduction && f->reduction->target->as<Var>()) {
+        } else if (f->reduction && !f->reduction->scan && f->reduction->target->as<Var>()) {
           reduce_through_temporary(*f, s, add, repeated);
         } else {
           add(s, false);

@@ -111,12 +111,13 @@ PYBIND11_MODULE(_C, m) {
   // What the compiler specializes on and how it parallelizes: the C++ structs themselves, so
   // that the Python front end fills them field by field (options.py, arguments.py).
   py::class_<LoopPar>(m, "LoopPar")
-      .def(py::init([](int64_t threads, bool reduce, int64_t tpb) {
-             return LoopPar{threads, reduce, tpb};
+      .def(py::init([](int64_t threads, bool reduce, int64_t tpb, bool scan) {
+             return LoopPar{threads, reduce, tpb, scan};
            }),
-           py::arg("threads"), py::arg("reduce"), py::arg("tpb"))
+           py::arg("threads"), py::arg("reduce"), py::arg("tpb"), py::arg("scan") = false)
       .def_readonly("threads", &LoopPar::threads)
       .def_readonly("reduce", &LoopPar::reduce)
+      .def_readonly("scan", &LoopPar::scan)
       .def_readonly("tpb", &LoopPar::tpb);
 
   auto type_property = [](ScalarType CompileOptions::*field) {

@@ -1,7 +1,7 @@
 """Scans (prefix sums): parir.cumsum, cumprod, cummin and cummax of slices as plain Python
-(seq=True) against torch, the errors of compiled scans, and the loop form that compiled code
-writes instead: one thread per row carrying the running value, compiled through NVRTC here and
-run against torch on a GPU (marker `gpu`)."""
+(seq=True) against torch; compiled scans, sequential per thread and parallel (.scan(): the
+block's threads walk the row in tiles), in the slice form and the loop form, compiled through
+NVRTC for every dtype here and run against torch on a GPU (marker `gpu`); and their errors."""
 
 import pytest
 import torch
@@ -98,24 +98,6 @@ def test_seq_scan_errors():
         parir.cumprod(x, axis=1.0)
 
 
-@pytest.mark.parametrize("op", list(OPS))
-def test_compiled_scan_is_an_error_naming_the_line(tmp_path, op):
-    m = load_module(tmp_path, "import parir_torch as parir\n"
-                              "def f(x, out, N):\n"
-                              "    parir.label('N')\n"
-                              "    for i in range(N):\n"
-                              f"        out[i, :] = parir.{op}(x[i, :])\n", f"scan_{op}")
-    x = torch.ones(4, 8)
-    with pytest.raises(parir.ParirError, match=f"parir.{op}") as info:
-        parir.print_compiled(m.f, [x, torch.empty_like(x), 4], parir.par({'N': parir.threads(4)}))
-    assert f"{tmp_path / f'scan_{op}.py'}:5" in str(info.value)
-
-
-def test_scan_spec_is_an_error():
-    with pytest.raises(parir.ParirValueError, match=r"\.scan\(\) is not supported"):
-        parir.threads(256).scan()
-
-
 # ----- the loop form: one thread per row carries the running values --------------------------
 
 @parir.jit
@@ -203,3 +185,305 @@ def test_benchmark_kernel_compiles_and_matches_torch():
     args, _ = bench_scans.parir_call(x, out)
     bench_scans.row_cumsum(*args, seq=True)
     torch.testing.assert_close(out, torch.cumsum(x, 1))
+
+
+# ----- compiled scans: the slice form and the parallel loop form -----------------------------
+
+ALL_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8,
+              torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32,
+              torch.uint64, torch.bool]
+SCAN_OPS = ["cumsum", "cumprod", "cummin", "cummax", "cumsum_ex", "cumprod_ex"]
+
+
+@parir.jit
+def slice_scans(x, s, p, lo, hi, es, ep, N):
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        s[i, :] = parir.cumsum(x[i, :])
+        parir.label('M')
+        p[i, :] = parir.cumprod(x[i, :])
+        parir.label('M')
+        lo[i, :] = parir.cummin(x[i, :])
+        parir.label('M')
+        hi[i, :] = parir.cummax(x[i, :])
+        parir.label('M')
+        es[i, :] = parir.cumsum(x[i, :], exclusive=True)
+        parir.label('M')
+        ep[i, :] = parir.cumprod(x[i, :], exclusive=True)
+
+
+@parir.jit
+def loop_scans(x, s, p, lo, hi, es, ep, tot, N, M):
+    parir.label('N')
+    for i in range(N):
+        a = x[i, 0] * 0
+        parir.label('M')
+        for j in range(M):
+            a += x[i, j]
+            s[i, j] = a
+        tot[i] = a
+        b = x[i, 0] * 0 + 1
+        parir.label('M')
+        for j in range(M):
+            b *= x[i, j]
+            p[i, j] = b
+        c = x[i, 0]
+        parir.label('M')
+        for j in range(M):
+            c = parir.min(c, x[i, j])
+            lo[i, j] = c
+        d = x[i, 0]
+        parir.label('M')
+        for j in range(M):
+            d = parir.max(x[i, j], d)
+            hi[i, j] = d
+        e = x[i, 0] * 0
+        parir.label('M')
+        for j in range(M):
+            es[i, j] = e
+            e += x[i, j]
+        f = x[i, 0] * 0 + 1
+        parir.label('M')
+        for j in range(M):
+            ep[i, j] = f
+            f *= x[i, j]
+
+
+def torch_scan(op, x):
+    """torch's result for one of SCAN_OPS along dim 1."""
+    if op.endswith("_ex"):
+        return parir.cumsum(x, exclusive=True) if op == "cumsum_ex" else \
+            parir.cumprod(x, exclusive=True)
+    return OPS[op](x, 1)
+
+
+def scan_sample(dtype, n, m, device="cpu", seed=0):
+    """Fresh random non-zero data; floats near 1 so that running products stay finite."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        x = torch.rand(n, m, generator=g) < 0.9
+    elif dtype.is_floating_point:
+        sign = torch.where(torch.rand(n, m, generator=g) < 0.5, -1.0, 1.0)
+        x = sign * (1.0 + 1e-3 * torch.randn(n, m, generator=g, dtype=torch.float64))
+        x = x.to(dtype)
+    else:
+        lo = 0 if not dtype.is_signed else -3
+        x = torch.randint(lo, 4, (n, m), generator=g)
+        x = torch.where(x == 0, 1, x).to(dtype)
+    return x.to(device)
+
+
+def scan_outputs(x, slice_form):
+    """The outputs poisoned with NaN (-7 for integers): of torch's dtype for the slice form, of
+    x's dtype for the loop form (whose running values have x's type)."""
+    outs = []
+    for op in SCAN_OPS:
+        dtype = x.dtype
+        if slice_form and ("sum" in op or "prod" in op) and not x.dtype.is_floating_point:
+            dtype = torch.int64  # as torch.cumsum and torch.cumprod give
+        poison = float("nan") if dtype.is_floating_point else (True if dtype == torch.bool else -7)
+        outs.append(torch.full(x.shape, poison, dtype=dtype, device=x.device))
+    return outs
+
+
+def spec(n, tpb=256, scan=True):
+    m = parir.threads(tpb).scan() if scan else parir.threads(tpb)
+    return parir.par({'N': parir.threads(n), 'M': m})
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_slice_scans_compile_for_every_dtype(dtype):
+    x = scan_sample(dtype, 3, 40)
+    outs = scan_outputs(x, True)
+    for opts in (spec(3), parir.par({'N': parir.threads(3)})):  # parallel, one thread per row
+        src = parir.print_compiled(slice_scans, [x, *outs, 3], opts)
+        _C.nvrtc_compile(src, "sm_90")
+    assert "parir::block_scan" in parir.print_compiled(slice_scans, [x, *outs, 3], spec(3))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_loop_scans_compile_for_every_dtype(dtype):
+    x = scan_sample(dtype, 3, 40)
+    outs = scan_outputs(x, False)
+    tot = torch.zeros(3, dtype=dtype)
+    src = parir.print_compiled(loop_scans, [x, *outs, tot, 3, 40], spec(3))
+    assert src.count("parir::block_scan") == len(SCAN_OPS)
+    _C.nvrtc_compile(src, "sm_90")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float16], ids=str)
+def test_slice_scans_seq_equal_torch(dtype):
+    x = scan_sample(dtype, 3, 50)
+    outs = scan_outputs(x, True)
+    slice_scans(x, *outs, 3, seq=True)
+    for op, out in zip(SCAN_OPS, outs):
+        assert torch.equal(out, torch_scan(op, x)), op
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32], ids=str)
+def test_loop_scans_seq_equal_torch(dtype):
+    x = scan_sample(dtype, 3, 50)
+    outs = scan_outputs(x, False)
+    tot = torch.zeros(3, dtype=dtype)
+    loop_scans(x, *outs, tot, 3, 50, seq=True)
+    for op, out in zip(SCAN_OPS, outs):
+        assert torch.equal(out, torch_scan(op, x).to(dtype)), op
+    torch.testing.assert_close(tot, torch.sum(x, 1).to(dtype))
+
+
+def check_scans(x, outs, slice_form):
+    x = x.cpu()
+    m = x.shape[1]
+    for op, out in zip(SCAN_OPS, outs):
+        got = out.cpu()
+        if x.dtype.is_floating_point:
+            ref = torch_scan(op, x.double())
+            # Another summation order: errors grow with the row, relative to the terms' sizes
+            # (products near 1 in magnitude, sums of terms of magnitude 1).
+            eps = {torch.float16: 1e-3, torch.bfloat16: 8e-3, torch.float32: 1e-6,
+                   torch.float64: 1e-14}[x.dtype]
+            if not slice_form and x.dtype in (torch.float16, torch.bfloat16):
+                continue  # the loop form's running value rounds to x's type at the store only
+            tol = eps * 4 * max(1.0, m ** 0.5) * (1 if op.startswith("cummin") or
+                                                   op.startswith("cummax") else 8)
+            scale = 1.0 if "prod" in op else max(1.0, m ** 0.5)
+            torch.testing.assert_close(got.double(), ref, rtol=tol, atol=tol * scale, msg=op)
+        else:
+            assert torch.equal(got, torch_scan(op, x).to(got.dtype)), op
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("form", ["slice", "loop"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.float16],
+                         ids=str)
+@pytest.mark.parametrize("n, m", [(5, 1), (7, 31), (7, 33), (7, 1000), (3, 4097),
+                                  (2, 1_000_003)])
+def test_parallel_scans_on_gpu_equal_torch(form, dtype, n, m):
+    x = scan_sample(dtype, n, m, "cuda", seed=m)
+    outs = scan_outputs(x, form == "slice")
+    tpb = 1024 if m > 4000 else 128
+    if form == "slice":
+        slice_scans(x, *outs, n, opts=spec(n, tpb))
+    else:
+        tot = torch.full((n,), -7, dtype=dtype, device="cuda")
+        loop_scans(x, *outs, tot, n, m, opts=spec(n, tpb))
+        if not dtype.is_floating_point:
+            assert torch.equal(tot.cpu(), torch.sum(x.cpu(), 1).to(dtype))
+    check_scans(x, outs, form == "slice")
+
+
+@pytest.mark.gpu
+def test_parallel_scans_on_gpu_propagate_nan_and_cast_as_torch():
+    x = scan_sample(torch.float32, 4, 3000, "cuda")
+    x[1, 5] = float("nan")
+    x[2, 2999] = float("nan")
+    outs = scan_outputs(x, True)
+    slice_scans(x, *outs, 4, opts=spec(4, 512))
+    for op, out in zip(SCAN_OPS[:4], outs):
+        torch.testing.assert_close(out.cpu(), torch_scan(op, x.cpu()), equal_nan=True,
+                                   rtol=1e-4, atol=1e-3, msg=op)
+    # Small integers and bools add up in int64, as torch's do.
+    for dtype in (torch.int8, torch.bool, torch.uint8):
+        x = torch.full((2, 5000), 1, dtype=dtype, device="cuda")
+        outs = scan_outputs(x, True)
+        slice_scans(x, *outs, 2, opts=spec(2, 1024))
+        assert torch.equal(outs[0].cpu(), torch.cumsum(x.cpu(), 1))
+        assert outs[0][0, -1].item() == 5000
+
+
+def test_scan_along_columns_seq_and_compiled():
+    x = scan_sample(torch.float32, 6, 7)
+    out = torch.empty_like(x)
+
+    @parir.jit
+    def columns(x, out):
+        parir.label('R')
+        parir.label('C')
+        out[:, :] = parir.cummax(x[:, :], axis=0)
+
+    columns(x, out, seq=True)
+    assert torch.equal(out, torch.cummax(x, 0).values)
+    for opts in (parir.par({'C': parir.threads(7)}), parir.par({'R': parir.threads(64).scan()}),
+                 parir.par({'C': parir.threads(7), 'R': parir.threads(32)})):
+        _C.nvrtc_compile(parir.print_compiled(columns, [x, out], opts), "sm_90")
+
+
+def scan_error(tmp_path, body, name, opts, args=None):
+    m = load_module(tmp_path, "import parir_torch as parir\n"
+                              "def f(x, out, N, M):\n" + body, name)
+    x = torch.ones(4, 64)
+    with pytest.raises(parir.ParirError) as info:
+        parir.print_compiled(m.f, args or [x, torch.empty_like(x), 4, 64], opts)
+    return str(info.value)
+
+
+LOOP_HEAD = ("    parir.label('N')\n"
+             "    for i in range(N):\n"
+             "        s = 0.0\n"
+             "        t = 0.0\n"
+             "        parir.label('M')\n"
+             "        for j in range(M):\n")
+
+
+def test_parallel_scan_errors_name_the_line(tmp_path):
+    opts = spec(4)
+    msg = scan_error(tmp_path, LOOP_HEAD + "            s += x[i, j]\n"
+                                           "            t += x[i, j]\n"
+                                           "            out[i, j] = s + t\n", "two", opts)
+    assert "two running values" in msg and "two.py:10" in msg
+    msg = scan_error(tmp_path, LOOP_HEAD + "            u = s * 2\n"
+                                           "            s += x[i, j]\n"
+                                           "            out[i, j] = u\n", "before", opts)
+    assert "only stores to tensor elements" in msg and "before.py:9" in msg
+    msg = scan_error(tmp_path, LOOP_HEAD + "            s += x[i, j] * s\n"
+                                           "            out[i, j] = s\n", "self", opts)
+    assert "reads 's' itself" in msg
+    msg = scan_error(tmp_path, LOOP_HEAD + "            s += x[i, j]\n"
+                                           "            out[i, j] = s\n"
+                                           "            s *= 2.0\n", "twice", opts)
+    assert "'s'" in msg and "running value" in msg and "twice.py:" in msg
+    msg = scan_error(tmp_path, LOOP_HEAD + "            s += x[i, j]\n"
+                                           "            out[i, j] = t\n"
+                                           "            t = s\n", "carried", opts)
+    assert "carries 't'" in msg
+    # More threads than one block: a parallel scan runs in one block.
+    msg = scan_error(tmp_path, LOOP_HEAD + "            s += x[i, j]\n"
+                                           "            out[i, j] = s\n", "blocks",
+                     parir.par({'N': parir.threads(4), 'M': parir.threads(4096).scan()}))
+    assert "one thread block" in msg and "blocks.py:8" in msg
+    msg = scan_error(tmp_path, "    parir.label('N')\n"
+                               "    for i in range(N):\n"
+                               "        out[i, 0] = parir.cumsum(x[i, :])\n", "scalar",
+                     spec(4))
+    assert "parir.cumsum" in msg and "scalar.py:5" in msg
+
+
+def test_scan_spec_flags():
+    assert parir.threads(256).scan().is_scan
+    assert repr(parir.threads(256).scan().tpb(128)) == "parir.threads(256).scan().tpb(128)"
+    with pytest.raises(parir.ParirValueError, match="either a reduction"):
+        parir.threads(256).reduce().scan()
+
+
+def test_parallel_loop_scan_reads_the_running_value_after_the_loop():
+    @parir.jit
+    def total_and_scale(x, out, tot, N, M):
+        parir.label('N')
+        for i in range(N):
+            s = 0.0
+            parir.label('M')
+            for j in range(M):
+                v = x[i, j] * 2.0
+                out[i, j] = s          # exclusive: before this element
+                s += v
+                out[i, j] += s * 0.0   # inclusive, read after the accumulation
+            tot[i] = s
+
+    x = scan_sample(torch.float64, 3, 70)
+    out, tot = torch.zeros_like(x), torch.zeros(3, dtype=torch.float64)
+    total_and_scale(x, out, tot, 3, 70, seq=True)
+    torch.testing.assert_close(tot, 2 * x.sum(1))
+    src = parir.print_compiled(total_and_scale, [x, out, tot, 3, 70], spec(3, 64))
+    assert "parir::block_scan" in src
+    _C.nvrtc_compile(src, "sm_90")
