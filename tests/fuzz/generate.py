@@ -197,7 +197,7 @@ class Program:
     source: str
     fn_name: str
     params: list                  # TensorArg | ScalarArg | DictArg, in parameter order
-    spec: dict                    # label -> (threads, reduce, tpb or None)
+    spec: dict                    # label -> (threads, True/False/"scan", tpb or None)
     features: set
     gpu_sized: bool = False       # sizes small enough for the plain Python run
 
@@ -205,7 +205,7 @@ class Program:
         """The parallel specification as Python source, for a reproducer."""
         items = []
         for label, (n, red, tpb) in self.spec.items():
-            s = f"parir.threads({n})" + (".reduce()" if red else "")
+            s = f"parir.threads({n})" + {True: ".reduce()", "scan": ".scan()"}.get(red, "")
             s += f".tpb({tpb})" if tpb else ""
             items.append(f"{label!r}: {s}")
         return "{" + ", ".join(items) + "}"
@@ -215,7 +215,7 @@ class Program:
         out = {}
         for label, (n, red, tpb) in self.spec.items():
             p = parir.threads(n)
-            p = p.reduce() if red else p
+            p = p.scan() if red == "scan" else p.reduce() if red else p
             out[label] = p.tpb(tpb) if tpb else p
         return out
 
@@ -588,9 +588,10 @@ class Generator:
     # -- spec ---------------------------------------------------------------------------------
 
     def label(self, kind, threads=None, fits_block=False, share=None):
-        """A label for a loop: parallel ('par'), a reduction ('reduce'), or sequential with a
-        label the spec does not list ('seq'). `fits_block` keeps the threads within one block
-        (a reduction into a local must fit one)."""
+        """A label for a loop: parallel ('par'), a reduction ('reduce'), a scan ('scan'), or
+        sequential with a label the spec does not list ('seq'). `fits_block` keeps the threads
+        within one block (a reduction into a local, an index reduction and a scan must fit
+        one)."""
         if share is not None and self.rng.random() < 0.5:
             return share
         name = self.names.fresh("L") if self.rng.random() < 0.7 else self.names.fresh("lbl")
@@ -607,7 +608,7 @@ class Generator:
             limit = self.tpb if self.tpb_used else 1024
             if n > limit:
                 n = self.rng.choice([t for t in THREADS if t <= limit])
-        self.spec[name] = (n, kind == "reduce", tpb)
+        self.spec[name] = (n, "scan" if kind == "scan" else kind == "reduce", tpb)
         if n % 32:
             self.feature("threads_not_warp_multiple")
         if n > (tpb or 1024):
@@ -1397,7 +1398,8 @@ class Generator:
         """Slice statements: elementwise (`y[:] = x[:] * 2`), a row of a 2-d tensor inside a
         parallel loop, and slice reductions (`y[i] = parir.sum(x[i, :])`, `axis=k`)."""
         n, m = self.sizes(2)
-        form = self.rng.choice(["elementwise", "row", "reduce_row", "reduce_axis", "reduce_all"])
+        form = self.rng.choice(["elementwise", "row", "reduce_row", "reduce_axis", "reduce_all",
+                                "arg_row", "scan_row"])
         self.feature(f"slice_{form}")
         kind = self.rng.choice("iff")
         dt_in = self.rng.choice(FLOATS if kind == "f" else INTS)
@@ -1463,6 +1465,10 @@ class Generator:
             self.feature("gpu_block")
             self._reduced(y, x, fn, m)
             return
+        if form == "arg_row":
+            return self._arg_row(x, n, m, kind)
+        if form == "scan_row":
+            return self._scan_row(x, n, m, kind, dt_out, fn)
         i = self.local_name("i")
         lp = self.loop_header(i, n, self.label("par"))
         with self.code.indent():
@@ -1480,6 +1486,41 @@ class Generator:
                 idx = self.index_of(lp, n)
                 self.code.emit(f"{y.name}[{idx}] = parir.{fn}({xc}[{idx}, :])")
                 self._reduced(y, x, fn, m)
+
+    def _arg_row(self, x, n, m, kind):
+        """`k[i] = parir.argmax(x[i, :])` (or argmin) per row, the row sequential in its thread
+        or a parallel reduction of (value, index) pairs when its label is in the spec; the
+        index is exact, so the runs must agree on every element."""
+        fn = self.rng.choice(["argmax", "argmin"])
+        y = self.new_tensor(self.rng.choice(("int64", "int32")), (n,), written=True)
+        i = self.local_name("i")
+        lp = self.loop_header(i, n, self.label("par"))
+        with self.code.indent():
+            if self.rng.random() < 0.6:
+                self.code.emit(f"parir.label({self.label('reduce', fits_block=True)!r})")
+                self.feature("slice_arg_parallel")
+            idx = self.index_of(lp, n)
+            self.code.emit(f"{y.name}[{idx}] = parir.{fn}({self.tensor_code[x.name]}[{idx}, :])")
+        y.written = True
+        y.lo, y.hi = 0, m - 1
+
+    def _scan_row(self, x, n, m, kind, dt_out, fn):
+        """`out[i, :] = parir.cumsum(x[i, :])` (cumprod, cummin, cummax) per row, sequential in
+        its thread or a block-wide parallel scan when its label maps to .scan()."""
+        scan = {"sum": "cumsum", "prod": "cumprod", "min": "cummin", "max": "cummax"}[fn]
+        if kind == "i" and fn == "sum":
+            # Running sums of small integers in int64, stored to a type that holds them.
+            dt_out = self.rng.choice(("int32", "int64"))
+        y = self.new_tensor(dt_out, (n, m), written=True)
+        i = self.local_name("i")
+        lp = self.loop_header(i, n, self.label("par"))
+        with self.code.indent():
+            if self.rng.random() < 0.6:
+                self.code.emit(f"parir.label({self.label('scan', fits_block=True)!r})")
+                self.feature("slice_scan_parallel")
+            idx = self.index_of(lp, n)
+            self.code.emit(f"{y.name}[{idx}, :] = parir.{scan}({self.tensor_code[x.name]}[{idx}, :])")
+        self._reduced(y, x, fn, m)
 
     def _slice_written(self, y, x, c, factor):
         y.written = True
