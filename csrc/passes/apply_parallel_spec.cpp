@@ -41,9 +41,12 @@ class ApplySpec : public IRMutator {
       prog_.error(n->loc, fmt::format("the parallel specification gives this loop 0 threads, so "
                                       "none of its iterations would run; give it at least one "
                                       "thread (parir.threads(n) with n >= 1)"));
-    // A loop that lower_slices made for a slice reduction reduces whatever its label says, and
-    // one it made for a slice scan scans.
-    if (par && n->par && n->par->reduce) par->reduce = true;
+    // A loop that lower_slices made for a slice reduction reduces whatever its label says (a
+    // label shared with a scan too), and one it made for a slice scan scans.
+    if (par && n->par && n->par->reduce) {
+      par->reduce = true;
+      par->scan = false;
+    }
     if (par && n->par && n->par->scan) {
       par->scan = true;
       par->reduce = false;

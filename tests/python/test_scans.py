@@ -487,3 +487,34 @@ def test_parallel_loop_scan_reads_the_running_value_after_the_loop():
     src = parir.print_compiled(total_and_scale, [x, out, tot, 3, 70], spec(3, 64))
     assert "parir::block_scan" in src
     _C.nvrtc_compile(src, "sm_90")
+
+
+@parir.jit
+def running_peak_and_worst(prices, drawdown, worst):
+    series, days = prices.shape
+    parir.label('series')
+    for s in range(series):
+        peak = prices[s, 0]
+        parir.label('days')
+        for d in range(days):
+            peak = max(peak, prices[s, d])
+            drawdown[s, d] = (peak - prices[s, d]) / peak
+        parir.label('days')
+        worst[s] = parir.max(drawdown[s, :])
+
+
+def test_slice_reduction_sharing_a_scan_label_stays_a_reduction():
+    # The row's label maps to .scan(); the slice reduction under the same label reduces (it
+    # used to become a scan whose accumulator the kernel took as an undefined parameter).
+    prices = torch.rand(37, 300, dtype=torch.float64) + 1.0
+    drawdown, worst = torch.empty_like(prices), torch.empty(37, dtype=torch.float64)
+    opts = parir.par({'series': parir.threads(37), 'days': parir.threads(256).scan()})
+    source = parir.print_compiled(running_peak_and_worst, [prices, drawdown, worst], opts)
+    assert "//@ launch running_peak_and_worst grid(37) block(256) (prices, drawdown, worst)" \
+        in source
+    assert "parir::block_scan" in source and "parir::block_reduce" in source
+    parir.compile_string("running_peak_and_worst", source, opts).compile("sm_90")
+    running_peak_and_worst(prices, drawdown, worst, seq=True)
+    peak = torch.cummax(prices, dim=1).values
+    torch.testing.assert_close(drawdown, (peak - prices) / peak)
+    torch.testing.assert_close(worst, drawdown.max(dim=1).values)
