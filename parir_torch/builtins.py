@@ -217,10 +217,11 @@ def _as_tensors(a, b, dtype):
                  else _torch.tensor(v, dtype=dtype, device=device) for v in (a, b))
 
 
-def min(a, b=None, axis=None):  # noqa: A001
+def min(a, b=None, axis=None, dim=None):  # noqa: A001
     """parir.min(a, b): the smaller value, in the promoted type of a and b; NaN if either is NaN
     (as torch.minimum). parir.min(e[, axis=k]): the minimum of a slice expression, over all its
     dimensions or over dimension k."""
+    axis = _scans.axis_argument("min", axis, dim)
     if b is None:
         return _torch.amin(a, dim=axis) if axis is not None else a.min()
     if axis is not None:
@@ -234,10 +235,11 @@ def min(a, b=None, axis=None):  # noqa: A001
     return b if b < a else a
 
 
-def max(a, b=None, axis=None):  # noqa: A001
+def max(a, b=None, axis=None, dim=None):  # noqa: A001
     """parir.max(a, b): the larger value, in the promoted type of a and b; NaN if either is NaN
     (as torch.maximum). parir.max(e[, axis=k]): the maximum of a slice expression, over all its
     dimensions or over dimension k."""
+    axis = _scans.axis_argument("max", axis, dim)
     if b is None:
         return _torch.amax(a, dim=axis) if axis is not None else a.max()
     if axis is not None:
@@ -251,14 +253,16 @@ def max(a, b=None, axis=None):  # noqa: A001
     return b if b > a else a
 
 
-def sum(e, axis=None):  # noqa: A001
+def sum(e, axis=None, dim=None):  # noqa: A001
     """parir.sum(e[, axis=k]): the sum of a slice expression, over all its dimensions or over
-    dimension k."""
+    dimension k (dim=k, as torch names it, works too)."""
+    axis = _scans.axis_argument("sum", axis, dim)
     return e.sum() if axis is None else e.sum(dim=axis)
 
 
-def prod(e, axis=None):
+def prod(e, axis=None, dim=None):
     """parir.prod(e[, axis=k]): the product of a slice expression."""
+    axis = _scans.axis_argument("prod", axis, dim)
     return e.prod() if axis is None else e.prod(dim=axis)
 
 
@@ -276,17 +280,17 @@ def _index_reduce(torch_fn, e, axis):
     return torch_fn(e) if axis is None else torch_fn(e, dim=axis)
 
 
-def argmax(e, axis=None):
+def argmax(e, axis=None, dim=None):
     """parir.argmax(e[, axis=k]): the int64 index of the largest element of a slice expression,
     over all its dimensions (flattened, as torch.argmax without dim) or along dimension k. Ties
     give the lowest index; a NaN counts as the largest (the first NaN's index), as in torch."""
-    return _index_reduce(_torch.argmax, e, axis)
+    return _index_reduce(_torch.argmax, e, _scans.axis_argument("argmax", axis, dim))
 
 
-def argmin(e, axis=None):
+def argmin(e, axis=None, dim=None):
     """parir.argmin(e[, axis=k]): as parir.argmax, the index of the smallest element (a NaN
     still counts as the extreme: the first NaN's index, as in torch)."""
-    return _index_reduce(_torch.argmin, e, axis)
+    return _index_reduce(_torch.argmin, e, _scans.axis_argument("argmin", axis, dim))
 
 
 # ----- casts: parir.float32(x), parir.int64(x), ... -----------------------------------------

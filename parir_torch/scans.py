@@ -9,6 +9,16 @@ import torch as _torch
 from .errors import ParirTypeError as _ParirTypeError
 
 
+def axis_argument(name, axis, dim, default=None):
+    """The dimension a reduction or scan of a slice works along: axis= (NumPy's and Parir's
+    name) or dim= (torch's), not both; `default` when neither is given."""
+    if dim is None:
+        return default if axis is None else axis
+    if axis is not None:
+        raise _ParirTypeError(f"parir.{name} takes axis= or dim= (the same dimension), not both")
+    return dim
+
+
 def _dim(e, axis, name):
     if not isinstance(e, _torch.Tensor) or e.dim() == 0:
         raise _ParirTypeError(f"parir.{name} scans a slice expression, as in "
@@ -30,31 +40,31 @@ def _exclusive(inclusive, e, dim, identity):
     return _torch.cat([first, rest], dim=dim)
 
 
-def cumsum(e, axis=-1, exclusive=False):
+def cumsum(e, axis=None, exclusive=False, dim=None):
     """parir.cumsum(e[, axis=k][, exclusive=True]): the running sums of slice expression `e`
     along dimension k (by default its last), as torch.cumsum: integers and bools add up in
     int64. exclusive=True leaves out each element's own value (the first is 0)."""
-    dim = _dim(e, axis, "cumsum")
+    dim = _dim(e, axis_argument("cumsum", axis, dim, -1), "cumsum")
     out = _torch.cumsum(e, dim=dim)
     return _exclusive(out, e, dim, 0) if exclusive else out
 
 
-def cumprod(e, axis=-1, exclusive=False):
+def cumprod(e, axis=None, exclusive=False, dim=None):
     """parir.cumprod(e[, axis=k][, exclusive=True]): the running products of `e` along
     dimension k, as torch.cumprod: integers and bools multiply in int64. exclusive=True leaves
     out each element's own value (the first is 1)."""
-    dim = _dim(e, axis, "cumprod")
+    dim = _dim(e, axis_argument("cumprod", axis, dim, -1), "cumprod")
     out = _torch.cumprod(e, dim=dim)
     return _exclusive(out, e, dim, 1) if exclusive else out
 
 
-def cummin(e, axis=-1):
+def cummin(e, axis=None, dim=None):
     """parir.cummin(e[, axis=k]): the running minimum of `e` along dimension k, as the values
     of torch.cummin (a NaN stays from where it first appears)."""
-    return _torch.cummin(e, dim=_dim(e, axis, "cummin")).values
+    return _torch.cummin(e, dim=_dim(e, axis_argument("cummin", axis, dim, -1), "cummin")).values
 
 
-def cummax(e, axis=-1):
+def cummax(e, axis=None, dim=None):
     """parir.cummax(e[, axis=k]): the running maximum of `e` along dimension k, as the values
     of torch.cummax (a NaN stays from where it first appears)."""
-    return _torch.cummax(e, dim=_dim(e, axis, "cummax")).values
+    return _torch.cummax(e, dim=_dim(e, axis_argument("cummax", axis, dim, -1), "cummax")).values

@@ -579,10 +579,16 @@ class Converter {
       bool negative = node_type(v) == "UnaryOp" && node_type(v.attr("op")) == "USub" &&
                       node_type(v.attr("operand")) == "Constant" &&
                       py::isinstance<py::int_>(v.attr("operand").attr("value"));
-      if (arg.is_none() || std::string(py::str(arg)) != "axis" || !(literal_int || negative))
-        fail_at(node, fmt::format("parir.{} takes only the keyword{} axis=, an integer literal{}",
+      // axis= as NumPy and Parir name it, or dim= as torch does.
+      const std::string key = arg.is_none() ? "" : std::string(py::str(arg));
+      if ((key != "axis" && key != "dim") || !(literal_int || negative))
+        fail_at(node, fmt::format("parir.{} takes only the keyword{} axis= (or torch's dim=), an "
+                                  "integer literal{}",
                                   name, exclusive_allowed ? "s" : "",
                                   exclusive_allowed ? ", and exclusive=True" : ""));
+      if (axis)
+        fail_at(node, fmt::format("parir.{} takes axis= or dim= (the same dimension), not both",
+                                  name));
       axis = literal_int ? v.attr("value").cast<int>()
                          : -v.attr("operand").attr("value").cast<int>();
     }

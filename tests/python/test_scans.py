@@ -518,3 +518,35 @@ def test_slice_reduction_sharing_a_scan_label_stays_a_reduction():
     peak = torch.cummax(prices, dim=1).values
     torch.testing.assert_close(drawdown, (peak - prices) / peak)
     torch.testing.assert_close(worst, drawdown.max(dim=1).values)
+
+
+@parir.jit
+def along_dim(x, idx, s, c):
+    parir.label('N')
+    for i in range(x.shape[0]):
+        idx[i] = parir.argmax(x[i, :], dim=0)
+        s[i] = parir.sum(x[i, :], dim=-1)
+        c[i, :] = parir.cumsum(x[i, :], dim=0)
+
+
+@parir.jit
+def axis_and_dim(x, y):
+    parir.label('N')
+    y[:] = parir.max(x[:, :], dim=1, axis=1)
+
+
+def test_torchs_dim_keyword_is_axis():
+    x = torch.rand(5, 100, dtype=torch.float64)
+    idx, s = torch.empty(5, dtype=torch.int64), torch.empty(5, dtype=torch.float64)
+    c = torch.empty_like(x)
+    opts = parir.par({'N': parir.threads(5)})
+    source = parir.print_compiled(along_dim, [x, idx, s, c], opts)
+    parir.compile_string("along_dim", source, opts).compile("sm_90")
+    along_dim(x, idx, s, c, seq=True)
+    assert torch.equal(idx, x.argmax(1))
+    torch.testing.assert_close(s, x.sum(1))
+    torch.testing.assert_close(c, x.cumsum(1))
+    for run in (lambda: parir.print_compiled(axis_and_dim, [x, s], opts),
+                lambda: axis_and_dim(x, s, seq=True)):
+        with pytest.raises(parir.ParirError, match="axis= or dim= .* not both"):
+            run()
