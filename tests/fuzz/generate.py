@@ -1515,11 +1515,20 @@ class Generator:
         i = self.local_name("i")
         lp = self.loop_header(i, n, self.label("par"))
         with self.code.indent():
+            label = None
             if self.rng.random() < 0.6:
-                self.code.emit(f"parir.label({self.label('scan', fits_block=True)!r})")
+                label = self.label('scan', fits_block=True)
+                self.code.emit(f"parir.label({label!r})")
                 self.feature("slice_scan_parallel")
             idx = self.index_of(lp, n)
             self.code.emit(f"{y.name}[{idx}, :] = parir.{scan}({self.tensor_code[x.name]}[{idx}, :])")
+            if label and fn in ("min", "max") and self.rng.random() < 0.5:
+                # A reduction of the row just scanned, under the scan's label: it reduces.
+                z = self.new_tensor(dt_out, (n,), written=True)
+                self.code.emit(f"parir.label({label!r})")
+                self.code.emit(f"{z.name}[{idx}] = parir.{fn}({y.name}[{idx}, :])")
+                self.feature("slice_reduce_under_scan_label")
+                self._reduced(z, x, fn, m)
         self._reduced(y, x, fn, m)
 
     def _slice_written(self, y, x, c, factor):
