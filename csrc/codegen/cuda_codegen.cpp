@@ -401,32 +401,72 @@ class KernelPrinter {
   // and after its element: the carry of the tiles before combined with the tile's exclusive and
   // inclusive prefixes. The carry starts from the running local's value and ends as its value.
   // Every thread runs every tile, so all reach block_scan's barriers; the iterations past the
-  // end are guarded element by element.
+  // end are guarded element by element. Over several blocks (ScanPass in ir.h), each block
+  // walks its own chunk of the iterations: first only to combine its elements into its chunk's
+  // total, then, in the next kernel, to scan them starting from the totals of the chunks
+  // before it.
   void scan_for(const For& f, const std::string& labels) {
     const Reduction& r = *f.reduction;
+    const bool chunked = r.scan_pass != ScanPass::Whole;
+    PARIR_CHECK(chunked || k_.inner_blocks == 1, "a scan over several blocks without chunks");
     const std::string acc_t = cuda_name(r.acc_type.scalar);
     const ScalarType s_t = r.target->type.scalar;
     const std::string op = op_struct(r.op) + "()";
+    const std::string identity = fmt::format("{}::identity<{}>()", op_struct(r.op), acc_t);
     for (const auto* n : {&r.acc, &r.value, &r.exclusive, &r.inclusive}) internal_.insert(*n);
-    line(fmt::format("// label '{}': parallel scan ({}) over {} threads of one block", labels,
-                     scan_name(r.op), k_.tpb));
+    if (!chunked)
+      line(fmt::format("// label '{}': parallel scan ({}) over {} threads of one block", labels,
+                       scan_name(r.op), k_.tpb));
+    else
+      line(fmt::format("// label '{}': parallel scan ({}) over {} blocks of {} threads, a chunk "
+                       "each: {}",
+                       labels, scan_name(r.op), k_.inner_blocks, k_.tpb,
+                       r.scan_pass == ScanPass::ChunkTotals
+                           ? "the chunks' totals"
+                           : "each chunk from the totals of the chunks before it"));
     line("{");
     ++indent_;
-    line(fmt::format("{} {} = {};", acc_t, r.acc,
-                     s_t == r.acc_type.scalar ? expr(r.target)
-                                              : conversion(r.acc_type.scalar, s_t,
-                                                           expr(r.target))));
+    if (r.scan_pass == ScanPass::ChunkTotals)
+      line(fmt::format("{} {} = {};", acc_t, r.acc, identity));
+    else
+      line(fmt::format("{} {} = {};", acc_t, r.acc,
+                       s_t == r.acc_type.scalar
+                           ? expr(r.target)
+                           : conversion(r.acc_type.scalar, s_t, expr(r.target))));
     const std::string v = names_(f.var);
     const std::string n = "parir_n_" + v, base = "parir_base_" + v, k = "parir_k_" + v;
     line(fmt::format("const int64_t {} = parir::trip_count({}, {}, {});", n,
                      cast_text(ScalarType::I64, f.lo), cast_text(ScalarType::I64, f.hi),
                      cast_text(ScalarType::I64, f.step)));
-    line(fmt::format("for (int64_t {} = 0; {} < {}; {} += {}) {{", base, base, n, base, k_.tpb));
+    // The iterations this block walks: [parir_first, parir_end).
+    if (chunked) {
+      internal_.insert(r.chunk);
+      line(fmt::format("const int64_t parir_chunk = parir_t / {};", k_.tpb));
+      line(fmt::format("const int64_t parir_chunk_len = (({} + {} - 1) / {} + 31) / 32 * 32;", n,
+                       k_.inner_blocks, k_.inner_blocks));
+      line(fmt::format("const int64_t parir_first = parir::min({}, parir_chunk * parir_chunk_len);",
+                       n));
+      line(fmt::format("const int64_t parir_end = parir::min({}, parir_first + parir_chunk_len);",
+                       n));
+    } else {
+      line("const int64_t parir_first = 0;");
+      line(fmt::format("const int64_t parir_end = {};", n));
+    }
+    if (r.scan_pass == ScanPass::FromChunkTotals) {
+      line(fmt::format("{} parir_before = {};", acc_t, identity));
+      line(fmt::format("for (int64_t {0} = threadIdx.x; {0} < parir_chunk; {0} += blockDim.x)",
+                       r.chunk));
+      line(fmt::format("  parir_before = {}(parir_before, {});", op, expr(r.chunk_totals)));
+      line(fmt::format("{} = {}({}, parir::block_reduce(parir_before, {}));", r.acc, op, r.acc,
+                       op));
+    }
+    line(fmt::format("for (int64_t {} = parir_first; {} < parir_end; {} += {}) {{", base, base,
+                     base, k_.tpb));
     ++indent_;
     line(fmt::format("const int64_t {} = {} + (int64_t)threadIdx.x;", k, base));
     line(fmt::format("const {} {} = ({})({} + {} * {});", loop_var_type(), v, loop_var_type(),
                      cast_text(ScalarType::I64, f.lo), k, cast_text(ScalarType::I64, f.step)));
-    line(fmt::format("{} {} = {}::identity<{}>();", acc_t, r.value, op_struct(r.op), acc_t));
+    line(fmt::format("{} {} = {};", acc_t, r.value, identity));
     // The body up to and with the element's assignment, then the rest.
     size_t split = 0;
     while (split < f.body.size()) {
@@ -435,15 +475,27 @@ class KernelPrinter {
     }
     Body compute(f.body.begin(), f.body.begin() + split), use(f.body.begin() + split, f.body.end());
     ++depth_;
-    line(fmt::format("if ({} < {}) {{", k, n));
+    line(fmt::format("if ({} < parir_end) {{", k));
     block(compute);
     line("}");
     --depth_;
+    if (r.scan_pass == ScanPass::ChunkTotals) {
+      // Each thread combines its own elements; the block combines the threads' after the loop.
+      line(fmt::format("{} = {}({}, {});", r.acc, op, r.acc, r.value));
+      --indent_;
+      line("}");
+      line(fmt::format("{} = parir::block_reduce({}, {});", r.acc, r.acc, op));
+      line(fmt::format("if (threadIdx.x == 0) {{ const int64_t {} = parir_chunk; {} = {}; }}",
+                       r.chunk, expr(r.chunk_totals), r.acc));
+      --indent_;
+      line("}");
+      return;
+    }
     line(fmt::format("{} parir_excl, parir_total;", acc_t));
     line(fmt::format("const {} parir_incl = parir::block_scan({}, {}, parir_excl, parir_total);",
                      acc_t, r.value, op));
     ++depth_;
-    line(fmt::format("if ({} < {}) {{", k, n));
+    line(fmt::format("if ({} < parir_end) {{", k));
     ++indent_;
     auto running = [&](const std::string& name, const std::string& prefix) {
       std::string value = fmt::format("{}({}, {})", op, r.acc, prefix);
@@ -459,7 +511,14 @@ class KernelPrinter {
     line(fmt::format("{} = {}({}, parir_total);", r.acc, op, r.acc));
     --indent_;
     line("}");
-    line(fmt::format("{} = {};", expr(r.target), expr(r.combined)));
+    if (r.scan_pass == ScanPass::FromChunkTotals) {
+      // The last chunk ends with the loop's final running value, which the kernels after this
+      // one read; within this kernel no statement follows the loop.
+      line(fmt::format("if (parir_chunk == {} && threadIdx.x == 0) {} = {};", k_.inner_blocks - 1,
+                       expr(r.scan_result), expr(r.combined)));
+    } else {
+      line(fmt::format("{} = {};", expr(r.target), expr(r.combined)));
+    }
     --indent_;
     line("}");
     if (depth_ > 0 && at_block_level()) line(barrier());

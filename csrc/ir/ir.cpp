@@ -245,7 +245,14 @@ void stmt_text(const StmtNode& s, int indent, std::string& out) {
       else if (n.reduction && n.reduction->scan)
         note += fmt::format("; {} = {}(running value {}, {} before and {} after the element)",
                             expr_text(*n.reduction->target), scan_name(n.reduction->op),
-                            n.reduction->acc, n.reduction->exclusive, n.reduction->inclusive);
+                            n.reduction->acc, n.reduction->exclusive, n.reduction->inclusive) +
+                (n.reduction->scan_pass == ScanPass::ChunkTotals
+                     ? fmt::format("; chunk totals into {}", expr_text(*n.reduction->chunk_totals))
+                 : n.reduction->scan_pass == ScanPass::FromChunkTotals
+                     ? fmt::format("; from chunk totals {}, result into {}",
+                                   expr_text(*n.reduction->chunk_totals),
+                                   expr_text(*n.reduction->scan_result))
+                     : "");
       else if (n.reduction)
         note += fmt::format("; {} = {}({} over the loop)", expr_text(*n.reduction->target),
                             python_name(n.reduction->op), n.reduction->acc);

@@ -407,6 +407,16 @@ struct LoopPar {
 // the statements up to it compute this iteration's operand, those after it read the running
 // value as the locals `exclusive` (before this iteration's element) and `inclusive` (after it),
 // of the target's type. After the loop the target holds `combined`, the total.
+//
+// A scan whose threads span several blocks gives each block a contiguous chunk of the
+// iterations and runs as two kernels (split_multi_block_kernels): `ScanPass::ChunkTotals`
+// combines each chunk's elements (the body up to `value` only) and stores the total as
+// `chunk_totals`; `ScanPass::FromChunkTotals` starts each chunk's running value from the totals
+// of the chunks before it and runs the whole body, and the last chunk's block stores the
+// loop's final running value as `scan_result`. `chunk_totals` is an element of a temporary
+// whose last index is the local `chunk`, which the code generator sets to the chunk wanted.
+enum class ScanPass { Whole, ChunkTotals, FromChunkTotals };
+
 struct Reduction {
   ReduceOp op;
   std::string acc;
@@ -428,6 +438,9 @@ struct Reduction {
   bool is_index() const { return !index_acc.empty(); }
   bool scan = false;
   std::string value, exclusive, inclusive;  // a scan's locals (above)
+  ScanPass scan_pass = ScanPass::Whole;     // a scan over several blocks (above)
+  std::string chunk;
+  ExprPtr chunk_totals, scan_result;
 };
 
 struct StmtNode;

@@ -169,7 +169,7 @@ bool contains_reduction(const StmtPtr& s) {
 
    protected:
     void visit_node(const For* n) override {
-      found = found || n->reduction != nullptr;
+      found = found || (n->reduction && !n->reduction->scan);
       IRVisitor::visit_node(n);
     }
   } f;

@@ -14,7 +14,8 @@ bool mentions(const ExprPtr& e, const std::set<std::string>& vars);
 // Does the body contain a parallel loop (or, with gpu_blocks, a `with parir.gpu:` block)?
 bool contains_parallel_code(const Body& body, bool gpu_blocks);
 
-// Does the statement hold a reduction loop (one that detect_reductions gave a Reduction)?
+// Does the statement hold a reduction loop (one that detect_reductions gave a Reduction; scan
+// loops aside)?
 bool contains_reduction(const StmtPtr& s);
 
 // The tensors that some assignment or atomic update in the body stores to (x[i] = ...,

@@ -177,14 +177,6 @@ class Detect : public IRMutator {
                                         user(r)));
     // A loop that shares a scan label but carries nothing is an ordinary parallel loop.
     if (!acc_at) return IRMutator::mutate_node(n, self);
-    if (n->par->threads > n->par->threads_per_block())
-      prog_.error(n->loc, fmt::format("this scan loop asks for {} threads, more than the {} of "
-                                      "one thread block; a parallel scan runs in one block, "
-                                      "which walks the row in tiles: use at most {} threads "
-                                      "(parallelize over the rows for more)",
-                                      n->par->threads, n->par->threads_per_block(),
-                                      n->par->threads_per_block()));
-
     const auto& accumulation = *n->body[*acc_at]->as<Assign>();
     const Type s_type = accumulation.target->type;
     if (mentions(acc->operand, {running}))

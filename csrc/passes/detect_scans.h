@@ -15,8 +15,8 @@ namespace parir {
 // accumulation that read s, then everything after it), which the code generator runs on both
 // sides of a block-wide scan. After the loop s holds the total, as after the sequential loop.
 // The running value accumulates in the type a reduction would (accumulator_type).
-// Errors, naming the line: a scan loop around parallel loops, one that asks for more threads
-// than one block holds, an accumulation into a tensor element, nested in another statement or
+// Errors, naming the line: a scan loop around parallel loops, an accumulation into a tensor
+// element, nested in another statement or
 // repeated, two running values, the element reading s, other assignments to s, reads of s
 // before the accumulation other than by stores to tensor elements (or by stores the
 // reordering would move past what they depend on), and other locals carried from one

@@ -210,8 +210,22 @@ class KernelScan : public IRVisitor {
     const ExprPtr& target = n.reduction->target;
     if (n.reduction->scan) {
       // Every thread of the block ends the scan with the total: the block must be the only
-      // one of the loop, as its threads walk the row together.
-      if (k_.inner_blocks > 1)
+      // one of the loop, as its threads walk the row together, unless each block scans a
+      // chunk (split_multi_block_kernels), passing totals through temporaries.
+      if (n.reduction->chunk_totals) ++loop_vars_[n.reduction->chunk];  // declared by codegen
+      for (const auto& e : {n.reduction->chunk_totals, n.reduction->scan_result}) {
+        if (!e) continue;
+        for (const auto& i : e->as<Load>()->indices) visit(i);
+        tensors.insert(e->as<Load>()->tensor);
+      }
+      if (n.reduction->chunk_totals && --loop_vars_[n.reduction->chunk] == 0)
+        loop_vars_.erase(n.reduction->chunk);
+      if (n.reduction->scan_pass == ScanPass::ChunkTotals)
+        written.insert(n.reduction->chunk_totals->as<Load>()->tensor);
+      if (n.reduction->scan_pass == ScanPass::FromChunkTotals)
+        written.insert(n.reduction->scan_result->as<Load>()->tensor);
+      if (n.reduction->scan_pass == ScanPass::ChunkTotals) return;
+      if (k_.inner_blocks > 1 && n.reduction->scan_pass == ScanPass::Whole)
         prog_.error(n.loc, fmt::format("this scan loop runs on {} blocks; a parallel scan runs "
                                        "in one block, which walks the row in tiles: use at "
                                        "most {} threads at its parallel depth",

@@ -1,6 +1,7 @@
 #include "passes/split_multi_block_kernels.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "ir/fresh_names.h"
@@ -66,7 +67,24 @@ bool spans_blocks(const StmtPtr& kernel, const CompileOptions& opts) {
   }
   if (!tpb) tpb = LoopPar::kDefaultThreadsPerBlock;
   int64_t blocks = block_shape(count, tpb).blocks;
-  return blocks > 1 && !(runs_as_cluster(opts, blocks) && contains_reduction(kernel));
+  bool chunked_scan = false;  // a scan over several blocks is cut even in a cluster
+  for (const auto& [loop, depth] : t.loops)
+    chunked_scan = chunked_scan || (loop->reduction && loop->reduction->scan && blocks > 1);
+  return blocks > 1 &&
+         (chunked_scan || !(runs_as_cluster(opts, blocks) && contains_reduction(kernel)));
+}
+
+// The statements of a scan loop's body that compute its element (detect_scans puts them
+// first, ending with the assignment to the scan's `value`), and the rest.
+std::pair<Body, Body> split_scan_body(const For& loop) {
+  const std::string& value = loop.reduction->value;
+  size_t at = 0;
+  while (at < loop.body.size()) {
+    auto a = loop.body[at++]->as<Assign>();
+    if (a && a->target->as<Var>() && a->target->as<Var>()->name == value) break;
+  }
+  return {Body(loop.body.begin(), loop.body.begin() + at), Body(loop.body.begin() + at,
+                                                                 loop.body.end())};
 }
 
 // Replaces reads of one variable with an expression.
@@ -172,6 +190,9 @@ class KernelCut {
         } else if (f->reduction && f->reduction->is_index()) {
           index_reduction_alone(*f);
           add(s, false);
+        } else if (f->reduction && f->reduction->scan &&
+                   block_shape(f->par->threads, f->par->threads_per_block()).blocks > 1) {
+          scan_in_two_passes(*f, add, repeated);
         } else if (f->reduction && !f->reduction->scan && f->reduction->target->as<Var>()) {
           reduce_through_temporary(*f, s, add, repeated);
         } else {
@@ -200,8 +221,10 @@ class KernelCut {
   }
 
   // The element of a new temporary that the enclosing parallel iterations own, or nullptr when
-  // an enclosing loop's bounds are not constants.
-  ExprPtr temporary_element(Type type, Loc loc) {
+  // an enclosing loop's bounds are not constants. With `last`, the temporary has one more
+  // dimension of `last.first` elements, indexed by the variable `last.second`.
+  ExprPtr temporary_element(Type type, Loc loc,
+                            std::optional<std::pair<int64_t, std::string>> last = {}) {
     std::vector<ExprPtr> indices;
     std::vector<int64_t> shape;
     for (const For* e : enclosing_) {
@@ -216,7 +239,10 @@ class KernelCut {
       if (step->value != 1) i = binary(BinaryOp::FloorDiv, i, e->step, loc, it);
       indices.push_back(i);
     }
-    if (indices.empty()) {
+    if (last) {
+      shape.push_back(last->first);
+      indices.push_back(var(last->second, loc, Type{ScalarType::I64, true}));
+    } else if (indices.empty()) {
       shape.push_back(1);
       indices.push_back(int_imm(0, loc));
     }
@@ -226,6 +252,55 @@ class KernelCut {
     prog_.tensors[name] = t;
     prog_.temporaries.push_back(name);
     return std::make_shared<Load>(name, std::move(indices), type, loc, /*proved=*/true);
+  }
+
+  // A scan loop over several blocks, which cannot pass running values to each other within a
+  // kernel: each block takes a chunk of the iterations, a first kernel stores each chunk's
+  // total in a temporary, and a second scans each chunk from the totals before it and stores
+  // the final running value in another temporary, which the later cuts read into the local.
+  // The statements that compute the elements run in both kernels, so they must give the same
+  // result twice.
+  template <typename Add>
+  void scan_in_two_passes(const For& loop, Add& add, Body& repeated) {
+    const Reduction& r = *loop.reduction;
+    const int64_t blocks = block_shape(loop.par->threads, loop.par->threads_per_block()).blocks;
+    const Body compute = split_scan_body(loop).first;
+    const std::set<std::string> loaded = loaded_tensors(compute);
+    for (const auto& s : compute) {
+      Body one{s};
+      bool twice = contains(one, StmtKind::AtomicUpdate);
+      for (const auto& t : stored_tensors(one)) twice = twice || loaded.count(t);
+      if (twice)
+        prog_.error(s->loc, fmt::format("this scan loop runs on {} blocks, which compute each "
+                                        "element twice (once for the totals of their chunks, "
+                                        "once for the scan), and this statement would update "
+                                        "its tensor twice: compute the element without updating "
+                                        "a tensor it reads, or use at most {} threads",
+                                        blocks, loop.par->threads_per_block()));
+    }
+    const std::string chunk = names_.make("chunk");
+    ExprPtr totals = temporary_element(r.acc_type, loop.loc, std::make_pair(blocks, chunk));
+    ExprPtr result = totals ? temporary_element(r.target->type, loop.loc) : nullptr;
+    if (!totals)
+      prog_.error(loop.loc, fmt::format("this scan loop runs on {} blocks, which pass their "
+                                        "totals through a temporary indexed by the enclosing "
+                                        "parallel loops, whose bounds must then be constants; "
+                                        "use at most {} threads",
+                                        blocks, loop.par->threads_per_block()));
+    auto totals_pass = std::make_shared<Reduction>(r);
+    totals_pass->scan_pass = ScanPass::ChunkTotals;
+    totals_pass->chunk = chunk;
+    totals_pass->chunk_totals = totals;
+    add(std::make_shared<For>(loop.var, loop.lo, loop.hi, loop.step, compute, loop.loc,
+                              loop.labels, loop.par, totals_pass),
+        false);
+    auto scan_pass = std::make_shared<Reduction>(*totals_pass);
+    scan_pass->scan_pass = ScanPass::FromChunkTotals;
+    scan_pass->scan_result = result;
+    add(std::make_shared<For>(loop.var, loop.lo, loop.hi, loop.step, loop.body, loop.loc,
+                              loop.labels, loop.par, scan_pass),
+        false);
+    repeated.push_back(std::make_shared<Assign>(r.target, result, loop.loc));
   }
 
   // `loop` reduces into a local: its blocks combine into a temporary element instead, which a

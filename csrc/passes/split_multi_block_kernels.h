@@ -16,7 +16,10 @@ namespace parir {
 //   results atomically into an element of a temporary tensor (SpecializedFunction::temporaries,
 //   which the runtime allocates from PyTorch's caching allocator for each call), set to the
 //   operation's identity by a cut of its own before, and the statements after the loop start
-//   with `s = s + partial[i]`.
+//   with `s = s + partial[i]`;
+// * a scan loop (detect_scans): as two kernels, one storing the total of each block's chunk of
+//   the iterations in a temporary, one scanning each chunk from the totals before it (see
+//   ScanPass in ir/ir.h); the cuts after it read the final running value from a temporary.
 // Block-level statements that only compute locals are repeated at the start of every later
 // cut, so the locals they define are there (a statement that reads a tensor the kernel writes
 // is not repeated: the error about its local then comes from map_parallelism). The indices of

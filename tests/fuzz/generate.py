@@ -590,7 +590,7 @@ class Generator:
     def label(self, kind, threads=None, fits_block=False, share=None):
         """A label for a loop: parallel ('par'), a reduction ('reduce'), a scan ('scan'), or
         sequential with a label the spec does not list ('seq'). `fits_block` keeps the threads
-        within one block (a reduction into a local, an index reduction and a scan must fit
+        within one block (a reduction into a local and an index reduction must fit
         one)."""
         if share is not None and self.rng.random() < 0.5:
             return share
@@ -1517,7 +1517,8 @@ class Generator:
         with self.code.indent():
             label = None
             if self.rng.random() < 0.6:
-                label = self.label('scan', fits_block=True)
+                # Half the time the scan may span several blocks (a chunk per block).
+                label = self.label('scan', fits_block=self.rng.random() < 0.5)
                 self.code.emit(f"parir.label({label!r})")
                 self.feature("slice_scan_parallel")
             idx = self.index_of(lp, n)

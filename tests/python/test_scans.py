@@ -447,11 +447,12 @@ def test_parallel_scan_errors_name_the_line(tmp_path):
                                            "            out[i, j] = t\n"
                                            "            t = s\n", "carried", opts)
     assert "carries 't'" in msg
-    # More threads than one block: a parallel scan runs in one block.
-    msg = scan_error(tmp_path, LOOP_HEAD + "            s += x[i, j]\n"
+    # Over several blocks the element is computed twice: updating what it reads would not be.
+    msg = scan_error(tmp_path, LOOP_HEAD + "            x[i, j] += 1.0\n"
+                                           "            s += x[i, j]\n"
                                            "            out[i, j] = s\n", "blocks",
                      parir.par({'N': parir.threads(4), 'M': parir.threads(4096).scan()}))
-    assert "one thread block" in msg and "blocks.py:8" in msg
+    assert "runs on 4 blocks" in msg and "twice" in msg and "blocks.py:9" in msg
     msg = scan_error(tmp_path, "    parir.label('N')\n"
                                "    for i in range(N):\n"
                                "        out[i, 0] = parir.cumsum(x[i, :])\n", "scalar",
@@ -550,3 +551,92 @@ def test_torchs_dim_keyword_is_axis():
                 lambda: axis_and_dim(x, s, seq=True)):
         with pytest.raises(parir.ParirError, match="axis= or dim= .* not both"):
             run()
+
+
+# ----- scans over several blocks: a chunk per block, in two kernels --------------------------
+
+def several_blocks(n, threads, tpb):
+    return parir.par({'N': parir.threads(n), 'M': parir.threads(threads).scan().tpb(tpb)})
+
+
+@pytest.mark.parametrize("form", ["slice", "loop"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int8, torch.float16, torch.uint64],
+                         ids=str)
+def test_scans_over_several_blocks_compile_to_two_kernels_each(form, dtype):
+    x = scan_sample(dtype, 3, 5000)
+    outs = scan_outputs(x, form == "slice")
+    opts = several_blocks(3, 4096, 512)
+    if form == "slice":
+        src = parir.print_compiled(slice_scans, [x, *outs, 3], opts)
+    else:
+        src = parir.print_compiled(loop_scans, [x, *outs, torch.zeros(3, dtype=dtype), 3, 5000],
+                                   opts)
+    assert src.count("a chunk each: the chunks' totals") == len(SCAN_OPS)
+    assert src.count("a chunk each: each chunk from the totals") == len(SCAN_OPS)
+    assert "grid(24) block(512)" in src  # 3 rows of 8 blocks
+    _C.nvrtc_compile(src, "sm_90")
+
+
+@parir.jit
+def vector_cumsum(x, y):
+    parir.label('N')
+    y[:] = parir.cumsum(x[:])
+
+
+@parir.jit
+def cumsum_in_place_and_total(x, total):
+    with parir.gpu:
+        s = 0.0
+        parir.label('N')
+        for i in range(x.shape[0]):
+            s += x[i]
+            x[i] = s
+        total[0] = s
+
+
+def test_scan_of_a_whole_tensor_over_several_blocks_compiles():
+    x = torch.rand(100_000)
+    src = parir.print_compiled(vector_cumsum, [x, torch.empty_like(x)],
+                               parir.par({'N': parir.threads(1 << 16).scan()}))
+    assert "//@ temp partial1 float32[64]" in src
+    _C.nvrtc_compile(src, "sm_90")
+    src = parir.print_compiled(cumsum_in_place_and_total, [x, torch.empty(1)],
+                               parir.par({'N': parir.threads(1 << 16).scan()}))
+    _C.nvrtc_compile(src, "sm_90")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("form", ["slice", "loop"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.float16],
+                         ids=str)
+@pytest.mark.parametrize("n, m, threads, tpb", [(3, 1, 2048, 1024), (3, 33, 4096, 256),
+                                                (5, 4097, 2048, 512), (7, 1000, 1056, 32),
+                                                (2, 1_000_003, 65536, 1024)])
+def test_scans_over_several_blocks_on_gpu_equal_torch(form, dtype, n, m, threads, tpb):
+    x = scan_sample(dtype, n, m, "cuda", seed=m + 1)
+    outs = scan_outputs(x, form == "slice")
+    opts = several_blocks(n, threads, tpb)
+    if form == "slice":
+        slice_scans(x, *outs, n, opts=opts)
+    else:
+        tot = torch.full((n,), -7, dtype=dtype, device="cuda")
+        loop_scans(x, *outs, tot, n, m, opts=opts)
+        if not dtype.is_floating_point:
+            assert torch.equal(tot.cpu(), torch.sum(x.cpu(), 1).to(dtype))
+        else:
+            torch.testing.assert_close(tot.cpu().double(), x.cpu().double().sum(1),
+                                       rtol=1e-2, atol=1e-2 * m ** 0.5)
+    check_scans(x, outs, form == "slice")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m", [1, 31, 33, 1000, 4097, 65536 * 3 + 5, 5_000_011])
+def test_scan_of_a_whole_tensor_over_several_blocks_on_gpu(m):
+    x = torch.randint(-3, 4, (m,), device="cuda").double()
+    y = torch.full_like(x, float("nan"))
+    vector_cumsum(x, y, opts=parir.par({'N': parir.threads(1 << 16).scan()}))
+    assert torch.equal(y, torch.cumsum(x, 0))  # small integers: exact in any order
+    total = torch.full((1,), float("nan"), dtype=torch.float64, device="cuda")
+    ref = torch.cumsum(x, 0)
+    cumsum_in_place_and_total(x, total, opts=parir.par({'N': parir.threads(1 << 14).scan()}))
+    assert torch.equal(x, ref) and total.item() == ref[-1].item()
