@@ -199,6 +199,10 @@ FIELDS = (
               "shared memory instead of global atomics; needs compute capability 9.0"),
     Field("max_thread_blocks_per_cluster", 8, key=True, cpp=_count,
           doc="the largest thread block cluster, a power of two up to 16"),
+    Field("deterministic", False, key=True, cpp=_flag,
+          doc="reductions whose threads span several blocks combine the blocks' results in a "
+              "fixed order (through a temporary, in a kernel after the loop's) instead of "
+              "with atomics, so that float results are the same on every run"),
     Field("use_cuda_graphs", False, key=True, cpp=_flag,
           doc="run the host-side launch sequence as one CUDA graph, captured once per set of "
               "tensor addresses and replayed on the current stream"),

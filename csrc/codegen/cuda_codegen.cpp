@@ -553,6 +553,10 @@ class KernelPrinter {
       line(fmt::format("{} = parir::cluster_reduce({}, {}());", acc, acc, op_struct(r.op)));
     auto target = r.target->as<FlatLoad>();
     bool tensor = target != nullptr;
+    if (!r.chunk.empty()) {  // the block's own element (CompileOptions.deterministic)
+      internal_.insert(r.chunk);
+      line(fmt::format("const int64_t {} = parir_t / {};", r.chunk, k_.tpb));
+    }
     // The thread that writes, and only when the target's bounds checks pass.
     std::string when = tensor && !target->checks.empty()
                            ? fmt::format("{} && {}", writer(), checks(*target))

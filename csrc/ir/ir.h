@@ -415,6 +415,11 @@ struct LoopPar {
 // of the chunks before it and runs the whole body, and the last chunk's block stores the
 // loop's final running value as `scan_result`. `chunk_totals` is an element of a temporary
 // whose last index is the local `chunk`, which the code generator sets to the chunk wanted.
+//
+// A reduction (not a scan) with `chunk` set is one over several blocks combined in a fixed
+// order (CompileOptions.deterministic): each block stores its result, as `combined`, into its
+// own element of a temporary, the target, whose last index is the local `chunk`, which the
+// code generator sets to the block's number within the loop's blocks.
 enum class ScanPass { Whole, ChunkTotals, FromChunkTotals };
 
 struct Reduction {
@@ -439,7 +444,7 @@ struct Reduction {
   bool scan = false;
   std::string value, exclusive, inclusive;  // a scan's locals (above)
   ScanPass scan_pass = ScanPass::Whole;     // a scan over several blocks (above)
-  std::string chunk;
+  std::string chunk;                        // a scan's or a reduction's chunk (above)
   ExprPtr chunk_totals, scan_result;
 };
 

@@ -50,6 +50,9 @@ struct CompileOptions {
   // float16 and bfloat16 elements are read as float32, so that arithmetic on them computes in
   // float32 and rounds once, when stored (as PyTorch's elementwise kernels compute).
   bool half_in_float32 = false;
+  // Reductions over several blocks combine the blocks' results in a fixed order, through a
+  // temporary, instead of atomically (split_multi_block_kernels).
+  bool deterministic = false;
   // Recorded in the launch plan for the runtime: NVRTC include directories and flags, and
   // device libraries to link.
   std::vector<std::string> includes, extra_flags, link_libraries;

@@ -59,15 +59,13 @@ class Flatten : public IRMutator {
                   "a reduction loop without its combination; call detect_reductions before "
                   "flatten_indices");
       Reduction r = *reduction;
+      if (!r.chunk.empty()) ++nonneg_vars_[r.chunk];  // a block's number is never negative
       r.target = mutate(r.target);
       r.acc_value = mutate(r.acc_value);
       r.combined = mutate(r.combined);
-      if (r.chunk_totals) {  // indexed by a chunk number, which is never negative
-        ++nonneg_vars_[r.chunk];
-        r.chunk_totals = mutate(r.chunk_totals);
-        if (--nonneg_vars_[r.chunk] == 0) nonneg_vars_.erase(r.chunk);
-      }
+      if (r.chunk_totals) r.chunk_totals = mutate(r.chunk_totals);
       if (r.scan_result) r.scan_result = mutate(r.scan_result);
+      if (!r.chunk.empty() && --nonneg_vars_[r.chunk] == 0) nonneg_vars_.erase(r.chunk);
       auto flat = std::make_shared<const Reduction>(std::move(r));
       renewed[reduction.get()] = flat.get();
       reduction = flat;

@@ -53,10 +53,12 @@ class KernelScan : public IRVisitor {
   // depth: the parallel depth of the statements visited first (1 inside a GpuBlock root, whose
   // block is level 0).
   // cluster_advice: how the options could let this kernel's blocks combine (see below).
+  // deterministic: CompileOptions.deterministic (no reduction may combine atomically).
   KernelScan(const SpecializedFunction& p, Kernel& k, int depth, int thread_depth,
-             bool writes_need_one_block, std::string cluster_advice)
+             bool writes_need_one_block, std::string cluster_advice, bool deterministic)
       : prog_(p), k_(k), thread_depth_(thread_depth), one_block_(writes_need_one_block),
-        depth_(depth), cluster_advice_(std::move(cluster_advice)) {}
+        depth_(depth), cluster_advice_(std::move(cluster_advice)),
+        deterministic_(deterministic) {}
 
   std::set<std::string> tensors, written, host_vars;
 
@@ -67,6 +69,7 @@ class KernelScan : public IRVisitor {
   bool one_block_;
   int depth_;  // number of enclosing parallel levels
   std::string cluster_advice_;  // how the options could let this kernel's blocks combine
+  bool deterministic_;
   std::map<std::string, int> loop_vars_;
   std::set<std::string> assigned_;
   std::vector<std::set<std::string>> assigned_in_loop_;  // one set per enclosing parallel loop
@@ -262,15 +265,26 @@ class KernelScan : public IRVisitor {
       return;
     }
     auto t = target->as<Load>();
+    const std::string& chunk = n.reduction->chunk;  // each block's own element: declared by codegen
+    if (!chunk.empty()) ++loop_vars_[chunk];
     for (const auto& i : t->indices) visit(i);
+    if (!chunk.empty() && --loop_vars_[chunk] == 0) loop_vars_.erase(chunk);
     tensors.insert(t->tensor);
     written.insert(t->tensor);
-    // Blocks share the target when the loop spans several, or when the target does not
-    // depend on the variable of some enclosing loop over blocks.
-    bool shared = k_.inner_blocks > 1 && k_.cluster == 1;
-    for (const auto& v : block_vars_)
-      shared = shared || !mentions(target, {v});
-    if (shared) k_.atomic_reductions.insert(n.reduction.get());
+    // Blocks share the target when the loop spans several (unless each has its own), or when
+    // the target does not depend on the variable of some enclosing loop over blocks.
+    bool shared = k_.inner_blocks > 1 && k_.cluster == 1 && chunk.empty();
+    const For* across = nullptr;
+    for (size_t b = 0; b < block_vars_.size(); ++b)
+      if (!mentions(target, {block_vars_[b]})) across = block_loops_[b];
+    if (across && deterministic_)
+      prog_.error(n.loc, fmt::format("with deterministic=True, the reduction into {} also "
+                                     "combines over the loop on line {}, whose iterations run "
+                                     "on different blocks and would combine atomically; reduce "
+                                     "into an element per iteration of that loop, then combine "
+                                     "those in a loop of their own",
+                                     to_string(target), across->loc.line));
+    if (shared || across) k_.atomic_reductions.insert(n.reduction.get());
   }
 };
 
@@ -357,7 +371,7 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
   // Writes outside the thread loops need one writer that all the inner level's blocks wait
   // for: a single block, or a cluster (whose barrier spans its blocks).
   KernelScan scan(prog, k, gpu_root ? 1 : 0, thread_depth, k.inner_blocks == 1 || k.cluster > 1,
-                  cluster_advice(opts, k.inner_blocks));
+                  cluster_advice(opts, k.inner_blocks), opts.deterministic);
   if (gpu_root) {
     scan.visit(k.root->as<GpuBlock>()->body);
   } else {

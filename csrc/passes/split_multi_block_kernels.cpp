@@ -102,8 +102,10 @@ class Substitute : public IRMutator {
 
 class KernelCut {
  public:
-  KernelCut(SpecializedFunction& p, FreshNames& names, const StmtPtr& kernel)
-      : prog_(p), names_(names), kernel_(kernel), written_(stored_tensors(Body{kernel})) {}
+  KernelCut(SpecializedFunction& p, const CompileOptions& opts, FreshNames& names,
+            const StmtPtr& kernel)
+      : prog_(p), opts_(opts), names_(names), kernel_(kernel),
+        written_(stored_tensors(Body{kernel})) {}
 
   // The kernel's cuts, in order; the kernel itself when it needs no cut.
   Body run() {
@@ -135,6 +137,7 @@ class KernelCut {
   };
 
   SpecializedFunction& prog_;
+  const CompileOptions& opts_;
   FreshNames& names_;
   StmtPtr kernel_;
   std::set<std::string> written_;       // the tensors the kernel stores to
@@ -193,6 +196,9 @@ class KernelCut {
         } else if (f->reduction && f->reduction->scan &&
                    block_shape(f->par->threads, f->par->threads_per_block()).blocks > 1) {
           scan_in_two_passes(*f, add, repeated);
+        } else if (opts_.deterministic && f->reduction && !f->reduction->scan &&
+                   block_shape(f->par->threads, f->par->threads_per_block()).blocks > 1) {
+          reduce_in_fixed_order(*f, add, repeated);
         } else if (f->reduction && !f->reduction->scan && f->reduction->target->as<Var>()) {
           reduce_through_temporary(*f, s, add, repeated);
         } else {
@@ -303,6 +309,48 @@ class KernelCut {
     repeated.push_back(std::make_shared<Assign>(r.target, result, loop.loc));
   }
 
+  // With CompileOptions.deterministic, a reduction over several blocks: each block stores its
+  // result into its own element of a temporary, and the statement after the loop combines the
+  // elements into the target in order, block 0 first. For a local target that statement is
+  // repeated at the start of every later cut; a tensor target is updated by a cut of its own.
+  template <typename Add>
+  void reduce_in_fixed_order(const For& loop, Add& add, Body& repeated) {
+    const Reduction& r = *loop.reduction;
+    const int64_t blocks = block_shape(loop.par->threads, loop.par->threads_per_block()).blocks;
+    const std::string chunk = names_.make("chunk"), block = names_.make("block");
+    const Type i64{ScalarType::I64, true};
+    ExprPtr element = temporary_element(r.acc_type, loop.loc, std::make_pair(blocks, chunk));
+    if (!element)
+      prog_.error(loop.loc, fmt::format("with deterministic=True, this reduction over {} blocks "
+                                        "passes their results through a temporary indexed by "
+                                        "the enclosing parallel loops, whose bounds must then "
+                                        "be constants; use at most {} threads",
+                                        blocks, loop.par->threads_per_block()));
+    auto per_block = std::make_shared<Reduction>(r);
+    per_block->target = element;
+    per_block->chunk = chunk;
+    per_block->acc_value = var(r.acc, loop.loc, r.acc_type);
+    per_block->combined = per_block->acc_value;
+    add(std::make_shared<For>(loop.var, loop.lo, loop.hi, loop.step, loop.body, loop.loc,
+                              loop.labels, loop.par, per_block),
+        false);
+    // for block in range(blocks): target = target op temporary[..., block]
+    auto t = element->as<Load>();
+    std::vector<ExprPtr> indices(t->indices.begin(), t->indices.end() - 1);
+    indices.push_back(var(block, loop.loc, i64));
+    ExprPtr part = std::make_shared<Load>(t->tensor, std::move(indices), t->type, loop.loc,
+                                          /*proved=*/true);
+    StmtPtr combine = std::make_shared<Assign>(r.target, Substitute(r.acc, part).mutate(r.combined),
+                                               loop.loc);
+    StmtPtr fold = std::make_shared<For>(block, int_imm(0, loop.loc), int_imm(blocks, loop.loc),
+                                         int_imm(1, loop.loc), Body{combine}, loop.loc,
+                                         std::vector<std::string>{}, std::nullopt, nullptr);
+    if (r.target->as<Var>())
+      repeated.push_back(fold);
+    else
+      add(fold, true);
+  }
+
   // `loop` reduces into a local: its blocks combine into a temporary element instead, which a
   // cut before sets to the identity and the statements after combine into the local.
   template <typename Add>
@@ -334,8 +382,14 @@ class SplitKernels : public IRMutator {
     for (const auto& s : body) {
       bool kernel = s->as<GpuBlock>() || (parallel_loop(s) && contains_parallel_code(
                                                                   parallel_loop(s)->body, false));
-      if (kernel && spans_blocks(s, opts_)) {
-        for (auto& part : KernelCut(prog_, names_, s).run()) out.push_back(part);
+      auto lone = parallel_loop(s);
+      if (!kernel && lone && opts_.deterministic && lone->reduction && !lone->reduction->scan &&
+          block_shape(lone->par->threads, lone->par->threads_per_block()).blocks > 1) {
+        // A reduction loop that is a kernel by itself: cut as the body of a sequential block.
+        StmtPtr block = std::make_shared<GpuBlock>(Body{s}, s->loc, std::vector<std::string>{});
+        for (auto& part : KernelCut(prog_, opts_, names_, block).run()) out.push_back(part);
+      } else if (kernel && spans_blocks(s, opts_)) {
+        for (auto& part : KernelCut(prog_, opts_, names_, s).run()) out.push_back(part);
       } else if (kernel || parallel_loop(s)) {
         out.push_back(s);
       } else if (StmtPtr m = IRMutator::mutate(s)) {

@@ -133,6 +133,7 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("use_cuda_graphs", &CompileOptions::use_cuda_graphs)
       .def_readwrite("bounds_check", &CompileOptions::bounds_check)
       .def_readwrite("half_in_float32", &CompileOptions::half_in_float32)
+      .def_readwrite("deterministic", &CompileOptions::deterministic)
       .def_readwrite("use_cuda_thread_block_clusters",
                      &CompileOptions::use_cuda_thread_block_clusters)
       .def_readwrite("max_thread_blocks_per_cluster",

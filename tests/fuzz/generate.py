@@ -200,6 +200,7 @@ class Program:
     spec: dict                    # label -> (threads, True/False/"scan", tpb or None)
     features: set
     gpu_sized: bool = False       # sizes small enough for the plain Python run
+    options: dict = dataclasses.field(default_factory=dict)  # CompileOptions fields besides it
 
     def spec_source(self):
         """The parallel specification as Python source, for a reproducer."""
@@ -208,7 +209,13 @@ class Program:
             s = f"parir.threads({n})" + {True: ".reduce()", "scan": ".scan()"}.get(red, "")
             s += f".tpb({tpb})" if tpb else ""
             items.append(f"{label!r}: {s}")
-        return "{" + ", ".join(items) + "}"
+        extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return "{" + ", ".join(items) + "}" + extra
+
+    def make_opts(self):
+        """The CompileOptions of the call: the specification and the other options."""
+        import parir_torch as parir
+        return parir.CompileOptions(parallelize=self.make_spec(), **self.options)
 
     def make_spec(self):
         import parir_torch as parir
@@ -417,6 +424,7 @@ class Generator:
         self.tensor_code = {}   # name -> how the body refers to it (x or d['k'])
         self.scalars = {}       # code -> Expr of a scalar argument
         self.spec = {}
+        self.options = {}
         self.features = set()
         self.helpers = []       # source of helper functions
         self.code = Code()
@@ -1661,6 +1669,10 @@ class Generator:
         if self.rng.random() < 0.15 and self.code.lines:
             # A local named like the function itself.
             self._local_named_like_function()
+        if self.rng.random() < 0.2:
+            # Reductions over several blocks combine in a fixed order instead of atomically.
+            self.options["deterministic"] = True
+            self.feature("deterministic")
         return self.finish()
 
     def _local_named_like_function(self):
@@ -1691,7 +1703,7 @@ class Generator:
             if isinstance(p, TensorArg):
                 p.written = p.name in written
         return Program(self.seed, self.names_mode, "\n".join(src), self.fn_name, self.params,
-                       self.spec, self.features, self.gpu_sized)
+                       self.spec, self.features, self.gpu_sized, self.options)
 
 
 def _init_range(dtype):

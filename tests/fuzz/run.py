@@ -201,7 +201,7 @@ def run_compile(program, seq=True):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            source = parir.print_compiled(fn, args, parir.par(program.make_spec()))
+            source = parir.print_compiled(fn, args, program.make_opts())
         except parir.ParirError as e:
             return "rejected", f"{type(e).__name__}: {e}"
         except Exception:
@@ -233,7 +233,7 @@ def run_gpu(program):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            fn(*gpu_args, opts=parir.par(program.make_spec()))
+            fn(*gpu_args, opts=program.make_opts())
             torch.cuda.synchronize()
         except parir.ParirError as e:
             msg = str(e)
@@ -318,7 +318,7 @@ def reproducer(program, outcome, message):
         f"    program = generate.generate({program.seed}, {program.names!r}, "
         f"gpu_sized={program.gpu_sized})",
         "    args = program.make_args('cpu')",
-        "    opts = parir.par(program.make_spec())",
+        "    opts = program.make_opts()",
         "    " + call.format(fn=program.fn_name),
     ]
     return "\n".join(lines) + "\n"
