@@ -8,17 +8,28 @@
                     header="smooth.cuh")   # with opts.includes = ["/path/to/headers"]
     def smoothstep(x: float) -> float: ...
 
+    @parir.external("row_sums", parir.CompileBackend.Cuda, parir.Target.Device,
+                    header="rows.cuh", parallelize=parir.threads(256))
+    def row_sums(x: torch.Tensor, y: torch.Tensor, n: int) -> None: ...
+
 The decorated function stays a Python function (its body is what `seq=True` runs); a jit
 function that calls it calls `ext_name` in the generated CUDA. Parameter and return types come
 from the annotations: a parir.ElemSize, a torch dtype, parir.float32 and friends, or Python's
-int, float and bool (int64, float64, bool). Arguments convert to the parameter types.
+int, float and bool (int64, float64, bool); arguments convert to the parameter types. A
+parameter annotated torch.Tensor takes a tensor argument of the jit function as a pointer to
+its first element (`T*`, for the tensor's element type T). With `parallelize=`, the
+`parallelize.nthreads` threads of one block call it together, each with the same arguments (a
+cooperative function, which may synchronize the block); `seq=True` calls the Python function
+once.
 """
 
 import enum
 import inspect
 
+import torch
+
 from ._C import ExternFunction, ParirError
-from .options import CompileBackend
+from .options import CompileBackend, LoopPar
 from .types import elem_size
 
 
@@ -49,10 +60,22 @@ def external(ext_name, backend, target, header=None, parallelize=None):
         raise ParirError(f"parir.external: target must be parir.Target.Device, got {target!r}")
     if header is not None and not isinstance(header, str):
         raise ParirError(f"parir.external: header must be a file name, got {header!r}")
+    threads = tpb = 0
     if parallelize is not None:
-        raise ParirError(f"parir.external('{ext_name}'): parallelize= (calling the external from "
-                         f"several threads as a parallel loop) is not supported by parir-torch "
-                         f"yet; call it from inside a parallel loop instead")
+        if not isinstance(parallelize, LoopPar) or parallelize.nthreads is None:
+            raise ParirError(f"parir.external('{ext_name}'): parallelize= takes the threads that "
+                             f"call it together, as in parallelize=parir.threads(256); got "
+                             f"{parallelize!r}")
+        if parallelize.is_reduction or parallelize.is_scan:
+            raise ParirError(f"parir.external('{ext_name}'): parallelize={parallelize!r}: the "
+                             f"threads of a cooperative external call it together; they do not "
+                             f"reduce or scan")
+        threads, tpb = parallelize.nthreads, parallelize._tpb
+        if threads < 32 or threads > parallelize.threads_per_block or threads % 32:
+            raise ParirError(f"parir.external('{ext_name}'): parallelize={parallelize!r}: the "
+                             f"threads that call a cooperative external are all those of one "
+                             f"block, a multiple of 32 from 32 to "
+                             f"{parallelize.threads_per_block}")
 
     def declare(fn):
         where = f"parir.external('{ext_name}') on {fn.__qualname__}"
@@ -60,20 +83,23 @@ def external(ext_name, backend, target, header=None, parallelize=None):
             sig = inspect.signature(fn, eval_str=True)
         except (NameError, TypeError, ValueError) as e:
             raise ParirError(f"{where}: cannot read its annotations ({e})") from None
-        params = []
+        params, pointers = [], []
         for p in sig.parameters.values():
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                 raise ParirError(f"{where}: parameter '{p.name}' must be positional")
             if p.annotation is p.empty:
                 raise ParirError(f"{where}: parameter '{p.name}' needs a type annotation, as in "
                                  f"{p.name}: parir.float32")
-            params.append(elem_size(p.annotation, f"{where}, parameter '{p.name}'").value)
+            pointers.append(p.annotation is torch.Tensor)
+            params.append("" if pointers[-1] else
+                          elem_size(p.annotation, f"{where}, parameter '{p.name}'").value)
         if sig.return_annotation is sig.empty:
             raise ParirError(f"{where}: the return type needs an annotation, as in "
-                             f"-> parir.float32")
-        result = elem_size(sig.return_annotation, f"{where}, return type").value
+                             f"-> parir.float32 (-> None for a function that returns nothing)")
+        result = ("" if sig.return_annotation is None else
+                  elem_size(sig.return_annotation, f"{where}, return type").value)
         fn.__parir_external__ = ExternFunction(ext_name, fn.__name__, params, result,
-                                               header or "")
+                                               header or "", pointers, threads, tpb)
         return fn
 
     return declare

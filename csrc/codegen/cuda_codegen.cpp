@@ -366,9 +366,13 @@ class KernelPrinter {
     std::string labels = escape_for_comment(fmt::format("{}", fmt::join(f.labels, "', '")));
     const Reduction* r = f.reduction.get();
     if (r && r->scan) return scan_for(f, labels);
-    line(fmt::format("// label '{}': parallel {}over {} {}", labels,
-                     r ? fmt::format("reduction ({}) ", python_name(r->op)) : "", level.count,
-                     level.threads ? "threads" : "blocks"));
+    if (f.par->cooperative)
+      line(fmt::format("// the block's {} threads call a cooperative external together, once",
+                       level.count));
+    else
+      line(fmt::format("// label '{}': parallel {}over {} {}", labels,
+                       r ? fmt::format("reduction ({}) ", python_name(r->op)) : "", level.count,
+                       level.threads ? "threads" : "blocks"));
     if (r) {
       line("{");
       ++indent_;

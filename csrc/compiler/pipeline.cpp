@@ -7,6 +7,7 @@
 #include "passes/apply_parallel_spec.h"
 #include "passes/detect_reductions.h"
 #include "passes/detect_scans.h"
+#include "passes/expand_cooperative_calls.h"
 #include "passes/flatten_indices.h"
 #include "passes/infer_types.h"
 #include "passes/lower_slices.h"
@@ -110,6 +111,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Scan loops get their running value; their bodies split around the element they combine.
   detect_scans(prog);
   log.after("detect_scans", dump(prog));
+
+  // Calls of cooperative externals run on the threads of a block, in a loop of their own.
+  expand_cooperative_calls(prog);
+  log.after("expand_cooperative_calls", dump(prog));
 
   // Nests whose sibling loops request different thread counts are cut into several.
   split_parallel_nests(prog);

@@ -363,9 +363,16 @@ struct TensorShape : ExprNode {
 struct ExternFunction {
   std::string name;          // the C++ name called
   std::string python_name;   // the decorated Python function's, for errors
-  std::vector<ScalarType> params;
-  ScalarType result = ScalarType::Unknown;
+  std::vector<ScalarType> params;  // Unknown for a pointer
+  ScalarType result = ScalarType::Unknown;  // Unknown: returns nothing (void)
   std::string header;        // #included by programs that call it; "" for none
+  // Parameters annotated torch.Tensor: the argument is a tensor parameter of the jit function,
+  // passed as a pointer to its first element (a Var naming the tensor, in the IR).
+  std::vector<bool> pointer;
+  // parallelize=parir.threads(n): n threads of one block call it together, each with the same
+  // arguments (expand_cooperative_calls); 0 for an ordinary external. tpb: its .tpb(), or 0.
+  int64_t cooperative_threads = 0, cooperative_tpb = 0;
+  bool is_pointer(size_t i) const { return i < pointer.size() && pointer[i]; }
 };
 
 struct ExternCall : ExprNode {
@@ -386,8 +393,12 @@ struct LoopPar {
   bool reduce = false;
   int64_t tpb = 0;  // threads per block; 0 = the default (kDefaultThreadsPerBlock)
   bool scan = false;  // the loop carries a running value (s += x[j]; out[j] = s)
+  // The loop around a cooperative external's call (expand_cooperative_calls): each of its
+  // threads runs the body once, with the same values, so its locals are the block's.
+  bool cooperative = false;
   bool operator==(const LoopPar& o) const {
-    return threads == o.threads && reduce == o.reduce && tpb == o.tpb && scan == o.scan;
+    return threads == o.threads && reduce == o.reduce && tpb == o.tpb && scan == o.scan &&
+           cooperative == o.cooperative;
   }
 
   static constexpr int64_t kDefaultThreadsPerBlock = 1024;

@@ -52,6 +52,7 @@ class Typer : public IRMutator {
   std::set<std::string> assigned_;  // locals assigned on every path to here (final pass)
   std::map<std::string, Loc> first_strong_;  // where a local first got a strong type
   const Type loop_var_;  // loop variables are weak ints of the default int type
+  const ExternCall* statement_call_ = nullptr;  // the call an ExprStmt being typed makes
 
   [[noreturn]] void error(const Loc& l, const std::string& msg) const { prog_.error(l, msg); }
 
@@ -201,14 +202,32 @@ class Typer : public IRMutator {
     return std::make_shared<Call>(n->fn, std::move(args), result, n->loc);
   }
 
-  // An external's arguments convert to its parameter types, as in a C++ call.
+  // An external's arguments convert to its parameter types, as in a C++ call; a pointer's is
+  // the tensor's name, typed with its element type. One that returns nothing (void) can only
+  // be called as a statement.
   ExprPtr mutate_node(const ExternCall* n, const ExprPtr&) override {
+    if (n->fn->result == ScalarType::Unknown && n != statement_call_)
+      prog_.error(n->loc, fmt::format("the external {}() returns nothing (-> None); call it as "
+                                      "a statement of its own",
+                                      n->fn->python_name));
     std::vector<ExprPtr> args;
     for (size_t i = 0; i < n->args.size(); ++i) {
+      if (n->fn->is_pointer(i)) {
+        const std::string& t = n->args[i]->as<Var>()->name;
+        args.push_back(var(t, n->args[i]->loc, Type{prog_.tensors.at(t).elem, false}));
+        continue;
+      }
       ExprPtr a = mutate(n->args[i]);
       args.push_back(a->type.known() ? coerce(a, Type{n->fn->params[i], false}) : a);
     }
     return std::make_shared<ExternCall>(n->fn, std::move(args), n->loc);
+  }
+
+  StmtPtr mutate_node(const ExprStmt* n, const StmtPtr& self) override {
+    statement_call_ = n->value->as<ExternCall>();
+    StmtPtr out = IRMutator::mutate_node(n, self);
+    statement_call_ = nullptr;
+    return out;
   }
 
   ExprPtr mutate_node(const Cast* n, const ExprPtr&) override {

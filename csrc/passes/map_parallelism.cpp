@@ -103,6 +103,19 @@ class KernelScan : public IRVisitor {
     IRVisitor::visit_node(n);
   }
 
+  // A pointer argument hands the tensor to the external, which may write it.
+  void visit_node(const ExternCall* n) override {
+    for (size_t i = 0; i < n->args.size(); ++i) {
+      if (!n->fn->is_pointer(i)) {
+        visit(n->args[i]);
+        continue;
+      }
+      const std::string& t = n->args[i]->as<Var>()->name;
+      tensors.insert(t);
+      written.insert(t);
+    }
+  }
+
   void visit_node(const Assign* n) override {
     visit(n->value);
     if (auto v = n->target->as<Var>()) {
@@ -185,9 +198,11 @@ class KernelScan : public IRVisitor {
     }
     if (n->par) {
       --depth_;
-      // Values assigned in parallel iterations are per-iteration: none may be read later.
+      // Values assigned in parallel iterations are per-iteration: none may be read later
+      // (but those of a cooperative call's loop, whose threads all compute the same ones).
       std::set<std::string> inside = std::move(assigned_in_loop_.back());
       assigned_in_loop_.pop_back();
+      if (n->par->cooperative) inside.clear();
       for (const auto& name : inside) {
         escaped_[name] = n->loc;
         if (!assigned_in_loop_.empty()) assigned_in_loop_.back().insert(name);
@@ -358,6 +373,16 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
   }
   if (runs_as_cluster(opts, k.inner_blocks) && contains_reduction(k.root))
     k.cluster = k.inner_blocks;
+  // A cooperative external's threads are all of the block's (it may synchronize them).
+  if (has_threads)
+    for (const auto& u : uses.back())
+      if (u.loop && u.loop->par->cooperative && k.tpb != u.count)
+        prog.error(u.loop->loc, fmt::format("this statement calls a cooperative external on "
+                                            "{} threads, which must be all of its block's, but "
+                                            "the loops at its parallel depth give the block {} "
+                                            "threads; call it apart from them, or give them {} "
+                                            "threads",
+                                            u.count, k.tpb, u.count));
   // Guard the product against overflow before comparing it with the limit.
   double grid = static_cast<double>(k.inner_blocks);
   for (const auto& l : k.levels)

@@ -60,6 +60,27 @@ class Specialize : public IRMutator {
     return bool_imm(v.as<BoolImm>()->value, n->loc);
   }
 
+  // A pointer parameter's argument is a tensor parameter, which stays a name (of the pointer).
+  ExprPtr mutate_node(const ExternCall* n, const ExprPtr&) override {
+    std::vector<ExprPtr> args;
+    for (size_t i = 0; i < n->args.size(); ++i) {
+      const ExprPtr& a = n->args[i];
+      if (!n->fn->is_pointer(i)) {
+        args.push_back(mutate(a));
+        continue;
+      }
+      auto v = a->as<Var>();
+      if (!v || !prog_.is_tensor(v->name))
+        prog_.error(a->loc, fmt::format("argument {} of the external {}() is a tensor "
+                                        "(torch.Tensor), passed as a pointer to its first "
+                                        "element: pass a tensor argument by its name, not {}",
+                                        i + 1, n->fn->python_name, to_string(a)));
+      check_dict_entry(v->name, v->loc);
+      args.push_back(a);
+    }
+    return std::make_shared<ExternCall>(n->fn, std::move(args), n->loc);
+  }
+
   ExprPtr mutate_node(const Load* n, const ExprPtr& self) override {
     check_dict_entry(n->tensor, n->loc);
     auto t = prog_.tensors.find(n->tensor);

@@ -61,17 +61,25 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<ExternFunction, std::shared_ptr<ExternFunction>>(m, "ExternFunction")
       .def(py::init([](std::string name, std::string python_name,
-                       std::vector<std::string> params, std::string result, std::string header) {
+                       std::vector<std::string> params, std::string result, std::string header,
+                       std::vector<bool> pointer, int64_t cooperative_threads,
+                       int64_t cooperative_tpb) {
              auto f = std::make_shared<ExternFunction>();
              f->name = std::move(name);
              f->python_name = std::move(python_name);
-             for (const auto& p : params) f->params.push_back(scalar_type(p));
-             f->result = scalar_type(result);
+             // "" for a pointer parameter and for no result (void).
+             for (const auto& p : params)
+               f->params.push_back(p.empty() ? ScalarType::Unknown : scalar_type(p));
+             f->result = result.empty() ? ScalarType::Unknown : scalar_type(result);
              f->header = std::move(header);
+             f->pointer = std::move(pointer);
+             f->cooperative_threads = cooperative_threads;
+             f->cooperative_tpb = cooperative_tpb;
              return f;
            }),
            py::arg("name"), py::arg("python_name"), py::arg("params"), py::arg("result"),
-           py::arg("header"));
+           py::arg("header"), py::arg("pointer") = std::vector<bool>{},
+           py::arg("cooperative_threads") = 0, py::arg("cooperative_tpb") = 0);
 
   py::class_<Function, std::shared_ptr<Function>>(m, "Function")
       .def_property_readonly("name", [](const Function& f) { return f.name; })
