@@ -8,6 +8,9 @@ Shapes from many short rows to few long ones. Implementations:
 * parir: `row_cumsum`, `out[i, :] = parir.cumsum(x[i, :])` with the rows on blocks and the
   row a parallel scan (`.scan()`): a block's threads walk the row in tiles of blockDim.x
   elements, scanning each tile with warp shuffles and carrying the tiles' total;
+* parir with each row over several blocks, for shapes with too few rows to fill the GPU: the
+  same function with `.scan()` asking for more threads than a block holds, so that each block
+  takes a chunk of the row (one kernel for the chunks' totals, one to scan them);
 * torch.cumsum(x, 1);
 * Triton: one program per row, tl.cumsum over chunks of BLOCK elements with the running total
   of the chunks before carried in a register.
@@ -47,6 +50,18 @@ def parir_call(x, out):
     return [x, out, n], parir.par({'i': parir.threads(n), 'j': parir.threads(tpb).scan()})
 
 
+def parir_chunked_call(x, out, blocks_wanted=264):
+    """The same function with each row split over several blocks (a chunk each, scanned in two
+    kernels), enough to give the GPU about `blocks_wanted` blocks; None when one block per row
+    already gives that many."""
+    n, m = x.shape
+    per_row = min(-(-blocks_wanted // n), -(-m // 1024))
+    if per_row < 2:
+        return None
+    return [x, out, n], parir.par({'i': parir.threads(n),
+                                   'j': parir.threads(per_row * 1024).scan()})
+
+
 def _triton(x, out):
     import triton
     import triton.language as tl
@@ -79,8 +94,13 @@ def main():
         want = torch.cumsum(x.double(), 1)
         out = torch.empty_like(x)
         pargs, opts = parir_call(x, out)
+        chunked = parir_chunked_call(x, out)
         # Triton's entry makes its launcher (defining the kernel once) inside the try below.
-        impls = [("parir, parallel scan", lambda: row_cumsum(*pargs, opts=opts)),
+        impls = [("parir, parallel scan", lambda: row_cumsum(*pargs, opts=opts))]
+        if chunked:
+            impls.append((f"parir, {chunked[1].parallelize['j'].nthreads // 1024} blocks per row",
+                          lambda: row_cumsum(*chunked[0], opts=chunked[1])))
+        impls += [
                  ("torch.cumsum", lambda: torch.cumsum(x, 1, out=out)),
                  ("Triton, tl.cumsum", lambda: _triton(x, out))]
         for name, make in impls:
