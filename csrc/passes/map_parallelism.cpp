@@ -244,9 +244,10 @@ class KernelScan : public IRVisitor {
         written.insert(n.reduction->scan_result->as<Load>()->tensor);
       if (n.reduction->scan_pass == ScanPass::ChunkTotals) return;
       if (k_.inner_blocks > 1 && n.reduction->scan_pass == ScanPass::Whole)
-        prog_.error(n.loc, fmt::format("this scan loop runs on {} blocks; a parallel scan runs "
-                                       "in one block, which walks the row in tiles: use at "
-                                       "most {} threads at its parallel depth",
+        prog_.error(n.loc, fmt::format("this scan loop runs on {} blocks inside a sequential "
+                                       "loop of its kernel, which cannot be cut into the two "
+                                       "kernels that a scan over several blocks needs; use at "
+                                       "most {} threads, or move it out of that loop",
                                        k_.inner_blocks, k_.tpb));
       auto v = target->as<Var>();
       visit(target);
@@ -299,6 +300,13 @@ class KernelScan : public IRVisitor {
                                      "into an element per iteration of that loop, then combine "
                                      "those in a loop of their own",
                                      to_string(target), across->loc.line));
+    if (shared && deterministic_)
+      prog_.error(n.loc, fmt::format("with deterministic=True, this reduction over {} blocks "
+                                     "would combine atomically: inside a sequential loop of its "
+                                     "kernel it cannot be cut into the kernels that combine in a "
+                                     "fixed order; use at most {} threads, or move it out of "
+                                     "that loop",
+                                     k_.inner_blocks, k_.tpb));
     if (shared || across) k_.atomic_reductions.insert(n.reduction.get());
   }
 };

@@ -76,6 +76,29 @@ def test_a_reduction_across_parallel_blocks_is_an_error_when_deterministic(tmp_p
     assert "across.py:6" in str(info.value)
 
 
+@parir.jit
+def weighted_columns(x, y, N, K, M):
+    parir.label('N')
+    for i in range(N):
+        for k in range(K):
+            parir.label('M')
+            for j in range(M):
+                y[i, k] += x[i, j] * k
+
+
+def test_a_reduction_that_cannot_be_cut_is_an_error_when_deterministic():
+    # Inside a sequential loop of its kernel the reduction stays in the kernel, where its
+    # blocks could only combine atomically.
+    args = [torch.ones(3, 5000), torch.zeros(3, 4), 3, 4, 5000]
+    spec = {"N": parir.threads(3), "M": parir.threads(4096).reduce()}
+    assert "atomic_combine" in parir.print_compiled(weighted_columns, args, parir.par(spec))
+    with pytest.raises(parir.ParirError, match=r"deterministic=True, this reduction over 4 "
+                                               r"blocks would combine atomically"):
+        parir.print_compiled(weighted_columns, args, fixed_order(spec))
+    spec["M"] = parir.threads(1024).reduce()  # one block: nothing to combine across blocks
+    assert "atomic" not in parir.print_compiled(weighted_columns, args, fixed_order(spec))
+
+
 def test_the_option_is_part_of_the_specialization():
     opts = fixed_order({"i": parir.threads(64).reduce()})
     assert opts.deterministic and not parir.CompileOptions().deterministic

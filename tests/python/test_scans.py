@@ -594,6 +594,19 @@ def cumsum_in_place_and_total(x, total):
         total[0] = s
 
 
+def test_a_scan_over_several_blocks_in_a_sequential_loop_is_an_error(tmp_path):
+    msg = scan_error(tmp_path, "    parir.label('N')\n"
+                               "    for i in range(N):\n"
+                               "        for k in range(2):\n"
+                               "            s = 0.0\n"
+                               "            parir.label('M')\n"
+                               "            for j in range(M):\n"
+                               "                s += x[i, j]\n"
+                               "                out[i, j] = s\n", "nested",
+                     parir.par({'N': parir.threads(4), 'M': parir.threads(4096).scan()}))
+    assert "runs on 4 blocks inside a sequential loop" in msg and "nested.py:8" in msg
+
+
 def test_scan_of_a_whole_tensor_over_several_blocks_compiles():
     x = torch.rand(100_000)
     src = parir.print_compiled(vector_cumsum, [x, torch.empty_like(x)],
