@@ -14,12 +14,14 @@ tests/python/test_corpus.py runs every program as plain Python against its refer
 through the compiler and NVRTC on the CPU, and on a GPU against both.
 """
 
-from . import (dynamic_programming, images, linear_algebra, math_and_atomics, nbody, nn_layers,
-               readme_examples, reductions, scans_and_argmax, seed_examples, sparse, stencils)
+from . import (dynamic_programming, images, linear_algebra, long_rows_and_blocks,
+               math_and_atomics, nbody, nn_layers, readme_examples, reductions, scans_and_argmax,
+               seed_examples, sparse, stencils)
 
 ALL_CASES = {}
 for _module in (seed_examples, readme_examples, stencils, dynamic_programming, linear_algebra,
-                nbody, sparse, images, nn_layers, reductions, math_and_atomics, scans_and_argmax):
+                nbody, sparse, images, nn_layers, reductions, math_and_atomics, scans_and_argmax,
+                long_rows_and_blocks):
     for _name, _builder in _module.CASES.items():
         assert _name not in ALL_CASES, _name
         ALL_CASES[_name] = _builder
