@@ -69,7 +69,9 @@ bool spans_blocks(const StmtPtr& kernel, const CompileOptions& opts) {
   int64_t blocks = block_shape(count, tpb).blocks;
   bool chunked_scan = false;  // a scan over several blocks is cut even in a cluster
   for (const auto& [loop, depth] : t.loops)
-    chunked_scan = chunked_scan || (loop->reduction && loop->reduction->scan && blocks > 1);
+    chunked_scan = chunked_scan ||
+                   (loop->reduction && loop->reduction->scan &&
+                    block_shape(loop->par->threads, loop->par->threads_per_block()).blocks > 1);
   return blocks > 1 &&
          (chunked_scan || !(runs_as_cluster(opts, blocks) && contains_reduction(kernel)));
 }

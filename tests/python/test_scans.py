@@ -653,3 +653,31 @@ def test_scan_of_a_whole_tensor_over_several_blocks_on_gpu(m):
     ref = torch.cumsum(x, 0)
     cumsum_in_place_and_total(x, total, opts=parir.par({'N': parir.threads(1 << 14).scan()}))
     assert torch.equal(x, ref) and total.item() == ref[-1].item()
+
+
+
+@parir.jit
+def total_and_running_max(x, total, peak, N, M):
+    parir.label('N')
+    for i in range(N):
+        parir.label('R')
+        for j in range(M):
+            total[i] += x[i, j]
+        m = x[i, 0]
+        parir.label('S')
+        for j in range(M):
+            m = parir.max(m, x[i, j])
+            peak[i, j] = m
+
+
+def test_a_scan_over_several_blocks_is_cut_beside_a_cluster_reduction():
+    x = torch.rand(3, 5000)
+    opts = parir.par({'N': parir.threads(3), 'R': parir.threads(4096).reduce(),
+                      'S': parir.threads(4096).scan()})
+    opts.use_cuda_thread_block_clusters = True
+    src = parir.print_compiled(total_and_running_max,
+                               [x, torch.zeros(3), torch.empty_like(x), 3, 5000], opts)
+    launches = [l for l in src.splitlines() if l.startswith("//@ launch")]
+    assert len(launches) == 3 and "cluster(4)" in launches[0], launches
+    assert "a chunk each: the chunks' totals" in src
+    _C.nvrtc_compile(src, "sm_90")
