@@ -106,8 +106,7 @@ class KernelCut {
  public:
   KernelCut(SpecializedFunction& p, const CompileOptions& opts, FreshNames& names,
             const StmtPtr& kernel)
-      : prog_(p), opts_(opts), names_(names), kernel_(kernel),
-        written_(stored_tensors(Body{kernel})) {}
+      : prog_(p), opts_(opts), names_(names), kernel_(kernel) {}
 
   // The kernel's cuts, in order; the kernel itself when it needs no cut.
   Body run() {
@@ -142,7 +141,6 @@ class KernelCut {
   const CompileOptions& opts_;
   FreshNames& names_;
   StmtPtr kernel_;
-  std::set<std::string> written_;       // the tensors the kernel stores to
   std::vector<const For*> enclosing_;   // the parallel loops around the body being cut
 
   // Copies of the parallel loop `f`, one per cut of its body.
@@ -158,15 +156,16 @@ class KernelCut {
     return out;
   }
 
-  // A statement that only computes locals from what no cut changes, so it may run again at
-  // the start of a later cut. Never an atomic update, even one whose old value goes to a
-  // local: running it again would update the element again.
-  bool repeatable(const StmtPtr& s) const {
+  // A statement that only computes locals, from tensors that no statement after it in its body
+  // changes (`stored_after`), so it may run again at the start of every later cut: the cuts
+  // before it, which may write what it reads, have finished by then. Never an atomic update,
+  // even one whose old value goes to a local: running it again would update the element again.
+  bool repeatable(const StmtPtr& s, const std::set<std::string>& stored_after) const {
     Body b{s};
     if (!stored_tensors(b).empty() || contains_parallel_code(b, false)) return false;
     if (contains(b, StmtKind::AtomicUpdate)) return false;
     for (const auto& t : loaded_tensors(b))
-      if (written_.count(t)) return false;
+      if (stored_after.count(t)) return false;
     return true;
   }
 
@@ -188,7 +187,14 @@ class KernelCut {
       }
       if (uses_locals) repeated_in_last = repeated.size();
     };
-    for (const auto& s : body) {
+    // The tensors that the statements after each position store to.
+    std::vector<std::set<std::string>> stored_after(body.size() + 1);
+    for (size_t k = body.size(); k-- > 0;) {
+      stored_after[k] = stored_after[k + 1];
+      for (const auto& t : stored_tensors(Body{body[k]})) stored_after[k].insert(t);
+    }
+    for (size_t at = 0; at < body.size(); ++at) {
+      const StmtPtr& s = body[at];
       if (auto f = parallel_loop(s)) {
         if (contains_parallel_code(f->body, false)) {
           for (auto& c : cut_loop(*f)) add(c.body[0], false);
@@ -206,7 +212,7 @@ class KernelCut {
         } else {
           add(s, false);
         }
-      } else if (repeatable(s)) {
+      } else if (repeatable(s, stored_after[at + 1])) {
         repeated.push_back(s);
       } else {
         add(s, !contains_parallel_code(Body{s}, false));

@@ -21,8 +21,9 @@ namespace parir {
 //   the iterations in a temporary, one scanning each chunk from the totals before it (see
 //   ScanPass in ir/ir.h); the cuts after it read the final running value from a temporary.
 // Block-level statements that only compute locals are repeated at the start of every later
-// cut, so the locals they define are there (a statement that reads a tensor the kernel writes
-// is not repeated: the error about its local then comes from map_parallelism). The indices of
+// cut, so the locals they define are there; they may read what earlier cuts wrote, which is
+// complete by then (a statement that reads a tensor that a later statement writes is not
+// repeated: the error about its local then comes from map_parallelism). The indices of
 // a temporary are the iteration numbers of the enclosing parallel loops, whose bounds must be
 // constants; otherwise the loop is left as it is. Requires detect_reductions; runs after
 // split_parallel_nests and before split_host_device.

@@ -681,3 +681,27 @@ def test_a_scan_over_several_blocks_is_cut_beside_a_cluster_reduction():
     assert len(launches) == 3 and "cluster(4)" in launches[0], launches
     assert "a chunk each: the chunks' totals" in src
     _C.nvrtc_compile(src, "sm_90")
+
+
+@parir.jit
+def running_min_and_row_min(x, out1, out4):
+    parir.label('L2')
+    for i in range(1, 31):
+        parir.label('L3')
+        out1[i, :] = parir.cummin(x[i, :])
+        parir.label('L3')
+        out4[i] = parir.min(out1[i, :])
+
+
+def test_a_reduction_after_a_scan_over_several_blocks_reads_what_the_scan_wrote():
+    # The reduction's first value reads the scan's output: a statement the cuts after the
+    # scan's kernels repeat (it was a kernel of its own, whose local the others lacked).
+    x = torch.rand(31, 40)
+    args = [x, torch.empty_like(x), torch.empty(31)]
+    src = parir.print_compiled(running_min_and_row_min, args,
+                               parir.par({'L2': parir.threads(64),
+                                          'L3': parir.threads(2048).scan()}))
+    _C.nvrtc_compile(src, "sm_90")
+    running_min_and_row_min(*args, seq=True)
+    assert torch.equal(args[1][1:], torch.cummin(x[1:], 1).values)
+    assert torch.equal(args[2][1:], x[1:].min(1).values)
