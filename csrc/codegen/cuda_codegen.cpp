@@ -7,6 +7,7 @@
 
 #include "codegen/cuda_names.h"
 #include "codegen/prelude.h"
+#include "ir/queries.h"
 #include "ir/visitor.h"
 #include "codegen/plan_text.h"
 
@@ -472,11 +473,7 @@ class KernelPrinter {
                      cast_text(ScalarType::I64, f.lo), k, cast_text(ScalarType::I64, f.step)));
     line(fmt::format("{} {} = {};", acc_t, r.value, identity));
     // The body up to and with the element's assignment, then the rest.
-    size_t split = 0;
-    while (split < f.body.size()) {
-      auto a = f.body[split++]->as<Assign>();
-      if (a && a->target->as<Var>() && a->target->as<Var>()->name == r.value) break;
-    }
+    const size_t split = scan_element_statements(f);
     Body compute(f.body.begin(), f.body.begin() + split), use(f.body.begin() + split, f.body.end());
     ++depth_;
     line(fmt::format("if ({} < parir_end) {{", k));

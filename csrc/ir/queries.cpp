@@ -63,6 +63,16 @@ bool contains_parallel_code(const Body& body, bool gpu_blocks) {
   return f.found;
 }
 
+size_t scan_element_statements(const For& scan_loop) {
+  const std::string& value = scan_loop.reduction->value;
+  size_t n = 0;
+  while (n < scan_loop.body.size()) {
+    auto a = scan_loop.body[n++]->as<Assign>();
+    if (a && a->target->as<Var>() && a->target->as<Var>()->name == value) break;
+  }
+  return n;
+}
+
 std::set<std::string> stored_tensors(const Body& body) {
   FindStores f;
   f.visit(body);

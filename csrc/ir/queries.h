@@ -22,6 +22,10 @@ bool contains_reduction(const StmtPtr& s);
 // x[i, :] += ..., parir.atomic_add(x[i], ...)).
 std::set<std::string> stored_tensors(const Body& body);
 
+// How many statements at the start of a scan loop's body compute its element: detect_scans puts
+// them first, ending with the assignment to the Reduction's `value` (see Reduction in ir.h).
+size_t scan_element_statements(const For& scan_loop);
+
 // Whether the body holds an expression of this kind anywhere (passes check with it that an
 // earlier pass has removed a kind of node).
 bool contains(const Body& body, ExprKind kind);

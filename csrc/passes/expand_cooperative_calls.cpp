@@ -6,7 +6,7 @@
 namespace parir {
 namespace {
 
-// The first cooperative external that an expression (or a statement's own expressions) calls.
+// The first cooperative external that an expression or a statement calls.
 class FindCooperative : public IRVisitor {
  public:
   const ExternCall* found = nullptr;
@@ -14,6 +14,11 @@ class FindCooperative : public IRVisitor {
   static const ExternCall* in(const ExprPtr& e) {
     FindCooperative f;
     if (e) f.visit(e);
+    return f.found;
+  }
+  static const ExternCall* in(const StmtPtr& s) {
+    FindCooperative f;
+    f.visit(s);
     return f.found;
   }
 
@@ -68,7 +73,7 @@ class Expand : public IRMutator {
       if (const ExternCall* c = FindCooperative::in(*e)) misplaced(*c, "a loop's range");
     if (n->reduction)
       for (const auto& s : n->body)
-        if (contains_cooperative(s))
+        if (FindCooperative::in(s))
           prog_.error(s->loc, fmt::format("this statement calls a cooperative external inside "
                                           "the {} loop on line {}, whose threads share the "
                                           "iterations; call it outside the loop",
@@ -83,21 +88,6 @@ class Expand : public IRMutator {
   StmtPtr mutate_node(const If* n, const StmtPtr& self) override {
     if (const ExternCall* c = FindCooperative::in(n->cond)) misplaced(*c, "a condition");
     return IRMutator::mutate_node(n, self);
-  }
-
-  static bool contains_cooperative(const StmtPtr& s) {
-    class Find : public IRVisitor {
-     public:
-      bool found = false;
-
-     protected:
-      void visit_node(const ExternCall* n) override {
-        found = found || n->fn->cooperative_threads > 0;
-        IRVisitor::visit_node(n);
-      }
-    } f;
-    f.visit(s);
-    return f.found;
   }
 };
 

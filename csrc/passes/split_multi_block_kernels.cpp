@@ -53,6 +53,17 @@ class ThreadLoops : public IRVisitor {
   }
 };
 
+// The blocks that a thread-level loop's threads span.
+int64_t blocks_of(const For& loop) {
+  return block_shape(loop.par->threads, loop.par->threads_per_block()).blocks;
+}
+
+// A reduction over several blocks that CompileOptions.deterministic combines in a fixed order
+// through a temporary (KernelCut::reduce_in_fixed_order).
+bool reduces_in_fixed_order(const For& loop, const CompileOptions& opts) {
+  return opts.deterministic && loop.reduction && !loop.reduction->scan && blocks_of(loop) > 1;
+}
+
 // Whether the kernel's thread level spans several blocks that will not form a cluster, by the
 // rules map_parallelism applies: the threads per block that a thread-level loop asks for (or
 // the default), and the largest thread count of that level, rounded up to a warp.
@@ -70,23 +81,9 @@ bool spans_blocks(const StmtPtr& kernel, const CompileOptions& opts) {
   bool chunked_scan = false;  // a scan over several blocks is cut even in a cluster
   for (const auto& [loop, depth] : t.loops)
     chunked_scan = chunked_scan ||
-                   (loop->reduction && loop->reduction->scan &&
-                    block_shape(loop->par->threads, loop->par->threads_per_block()).blocks > 1);
+                   (loop->reduction && loop->reduction->scan && blocks_of(*loop) > 1);
   return blocks > 1 &&
          (chunked_scan || !(runs_as_cluster(opts, blocks) && contains_reduction(kernel)));
-}
-
-// The statements of a scan loop's body that compute its element (detect_scans puts them
-// first, ending with the assignment to the scan's `value`), and the rest.
-std::pair<Body, Body> split_scan_body(const For& loop) {
-  const std::string& value = loop.reduction->value;
-  size_t at = 0;
-  while (at < loop.body.size()) {
-    auto a = loop.body[at++]->as<Assign>();
-    if (a && a->target->as<Var>() && a->target->as<Var>()->name == value) break;
-  }
-  return {Body(loop.body.begin(), loop.body.begin() + at), Body(loop.body.begin() + at,
-                                                                 loop.body.end())};
 }
 
 // Replaces reads of one variable with an expression.
@@ -201,11 +198,9 @@ class KernelCut {
         } else if (f->reduction && f->reduction->is_index()) {
           index_reduction_alone(*f);
           add(s, false);
-        } else if (f->reduction && f->reduction->scan &&
-                   block_shape(f->par->threads, f->par->threads_per_block()).blocks > 1) {
+        } else if (f->reduction && f->reduction->scan && blocks_of(*f) > 1) {
           scan_in_two_passes(*f, add, repeated);
-        } else if (opts_.deterministic && f->reduction && !f->reduction->scan &&
-                   block_shape(f->par->threads, f->par->threads_per_block()).blocks > 1) {
+        } else if (reduces_in_fixed_order(*f, opts_)) {
           reduce_in_fixed_order(*f, add, repeated);
         } else if (f->reduction && !f->reduction->scan && f->reduction->target->as<Var>()) {
           reduce_through_temporary(*f, s, add, repeated);
@@ -277,8 +272,8 @@ class KernelCut {
   template <typename Add>
   void scan_in_two_passes(const For& loop, Add& add, Body& repeated) {
     const Reduction& r = *loop.reduction;
-    const int64_t blocks = block_shape(loop.par->threads, loop.par->threads_per_block()).blocks;
-    const Body compute = split_scan_body(loop).first;
+    const int64_t blocks = blocks_of(loop);
+    const Body compute(loop.body.begin(), loop.body.begin() + scan_element_statements(loop));
     const std::set<std::string> loaded = loaded_tensors(compute);
     for (const auto& s : compute) {
       Body one{s};
@@ -294,13 +289,13 @@ class KernelCut {
     }
     const std::string chunk = names_.make("chunk");
     ExprPtr totals = temporary_element(r.acc_type, loop.loc, std::make_pair(blocks, chunk));
-    ExprPtr result = totals ? temporary_element(r.target->type, loop.loc) : nullptr;
     if (!totals)
       prog_.error(loop.loc, fmt::format("this scan loop runs on {} blocks, which pass their "
                                         "totals through a temporary indexed by the enclosing "
                                         "parallel loops, whose bounds must then be constants; "
                                         "use at most {} threads",
                                         blocks, loop.par->threads_per_block()));
+    ExprPtr result = temporary_element(r.target->type, loop.loc);
     auto totals_pass = std::make_shared<Reduction>(r);
     totals_pass->scan_pass = ScanPass::ChunkTotals;
     totals_pass->chunk = chunk;
@@ -324,7 +319,7 @@ class KernelCut {
   template <typename Add>
   void reduce_in_fixed_order(const For& loop, Add& add, Body& repeated) {
     const Reduction& r = *loop.reduction;
-    const int64_t blocks = block_shape(loop.par->threads, loop.par->threads_per_block()).blocks;
+    const int64_t blocks = blocks_of(loop);
     const std::string chunk = names_.make("chunk"), block = names_.make("block");
     const Type i64{ScalarType::I64, true};
     ExprPtr element = temporary_element(r.acc_type, loop.loc, std::make_pair(blocks, chunk));
@@ -391,8 +386,7 @@ class SplitKernels : public IRMutator {
       bool kernel = s->as<GpuBlock>() || (parallel_loop(s) && contains_parallel_code(
                                                                   parallel_loop(s)->body, false));
       auto lone = parallel_loop(s);
-      if (!kernel && lone && opts_.deterministic && lone->reduction && !lone->reduction->scan &&
-          block_shape(lone->par->threads, lone->par->threads_per_block()).blocks > 1) {
+      if (!kernel && lone && reduces_in_fixed_order(*lone, opts_)) {
         // A reduction loop that is a kernel by itself: cut as the body of a sequential block.
         StmtPtr block = std::make_shared<GpuBlock>(Body{s}, s->loc, std::vector<std::string>{});
         for (auto& part : KernelCut(prog_, opts_, names_, block).run()) out.push_back(part);
