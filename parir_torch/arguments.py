@@ -130,6 +130,8 @@ def _dict(a, name=None, require_cuda=True):
 # FakeTensor) joins the table then (convert), so that its next call takes the short path.
 KIND_BY_TYPE = {int: _python_number, float: _python_number, bool: _python_number,
                 torch.Tensor: _cuda_tensor}
+# The same tensor types in C++, for _C.call_key (the arguments' part of a cached call's key).
+_C.register_key_tensor_type(torch.Tensor)
 
 _KIND_OF_CONVERTED = {int: _python_number, float: _python_number, bool: _python_number,
                       NumpyScalar: _numpy_scalar, dict: _dict}
@@ -241,6 +243,7 @@ def convert(name, a, in_dict=None):
             raise _layout_error(where, a)
         if type(a) not in KIND_BY_TYPE:
             KIND_BY_TYPE[type(a)] = _cuda_tensor
+            _C.register_key_tensor_type(type(a))
         return a
     t = type(a)
     if t is int or t is float or t is bool or t is NumpyScalar:  # NumpyScalar: converted

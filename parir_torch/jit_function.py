@@ -10,6 +10,7 @@ import weakref
 import torch
 
 from . import arguments, checking, plain_python, recompiles, torch_ops
+from . import _C
 from ._C import ParirError
 from .build import backend_status, compile_source, load_program, with_saved_source
 from .capture import function_ir
@@ -54,6 +55,11 @@ class JitFunction:
             self._ir, self._capture_error = None, e
         self._names = self._ir.params if self._ir is not None else ()
         self._cache = SpecializationCache(name=fn.__name__)
+        # The same specializations by (options key, _C.call_key(args)), for calls whose every
+        # argument is a CUDA tensor or a Python number: the cached call's first lookup, which
+        # builds the arguments' part of the key in C++. Filled from _cache on the first such
+        # call of each specialization; emptied whenever _cache drops one.
+        self._fast = {}
         self._compile_count = 0  # specializations compiled for the cache (recompiles.py)
         self._warned_recompiles = False
         self._graph_entry = torch_ops.graph_entry(self)  # what torch.compile records for a call
@@ -83,14 +89,24 @@ class JitFunction:
             return checking.check_call(self, args, opts, debug)
         if _dynamo_is_tracing():  # torch.compile: the call becomes a graph node (torch_ops.py)
             return torch_ops.call_in_graph(self, args, opts, debug)
-        # The hot path: build the key, find the compiled program, launch.
-        call_args = args
+        # The hot path: build the key (the arguments' part in C++), find the compiled program,
+        # launch.
+        try:
+            fast_key = (options_key(opts), _call_key(args))
+            compiled = self._fast.get(fast_key) if not debug else None
+        except (AttributeError, TypeError):  # malformed options: the slow path explains
+            fast_key = compiled = None
+        if compiled is not None:
+            return self._launch(compiled, args, opts)
+        # The first call of a specialization, or arguments that need converting.
+        call_args, short = args, True
         try:
             key = (options_key(opts), *[_KIND_BY_TYPE[type(a)](a) for a in args])
             compiled = self._cache.get(key) if len(args) == len(self._names) else None
         except (KeyError, arguments.NeedsConversion, RuntimeError):
             # Arrays that are not CUDA tensors, dicts, NumPy scalars, 0-d tensors: converted
             # once, here (conversion explains torch's error for a tensor without strides).
+            short = False
             if len(args) == len(self._names):
                 args = tuple(arguments.convert(n, a) for n, a in zip(self._names, args))
                 key = (options_key(opts), *map(arguments.key, args))
@@ -99,10 +115,16 @@ class JitFunction:
                 key = compiled = None
         except (AttributeError, TypeError):  # malformed options: the slow path explains
             key = compiled = None
+            short = False
         if compiled is None or debug:
             if plain_python.active():  # called by a function that runs as plain Python
                 return plain_python.call(self.fn, call_args)
             compiled = self._compile(args, opts, debug, key)
+        if short and not debug and fast_key and fast_key[1] is not None and key in self._cache:
+            self._fast[fast_key] = compiled
+        return self._launch(compiled, args, opts)
+
+    def _launch(self, compiled, args, opts):
         try:
             compiled.launch(args)
         except RuntimeError as e:
@@ -128,6 +150,8 @@ class JitFunction:
                       (time.perf_counter() - start) * 1e3)
         # A debug=True call's code is bounds-checked: it does not stand for later plain calls.
         if cached:
+            if key not in self._cache and len(self._cache) >= self._cache.limit:
+                self._fast.clear()  # the cache drops a specialization that _fast may hold
             self._cache[key] = compiled
         return compiled
 
@@ -135,6 +159,7 @@ class JitFunction:
         """Forgets every compiled specialization of this function (the disk cache stays), and
         starts counting its specializations afresh."""
         self._cache.clear()
+        self._fast.clear()
         self._compile_count = 0
         self._warned_recompiles = False
 
@@ -151,6 +176,7 @@ def clear_memory_caches():
 
 _DEFAULT_OPTIONS = CompileOptions()
 _KIND_BY_TYPE = arguments.KIND_BY_TYPE  # a global of this module: the hot path's fastest lookup
+_call_key = _C.call_key
 
 # True while Dynamo traces (it evaluates the call to a constant), a cheap call otherwise.
 _dynamo_is_tracing = torch.compiler.is_dynamo_compiling

@@ -15,6 +15,7 @@
 #include "runtime/nvrtc.h"
 #include "runtime/op.h"
 #include "runtime/program.h"
+#include "python/call_key.h"
 
 namespace py = pybind11;
 
@@ -55,6 +56,7 @@ struct BoundLaunch {
 PYBIND11_MODULE(_C, m) {
   using namespace parir;
   m.doc() = "parir-torch compiler core and runtime";
+  add_call_key(m);
 
   // parir::Error -> parir_torch.ParirError, a subclass of RuntimeError.
   py::register_exception<Error>(m, "ParirError", PyExc_RuntimeError);
