@@ -1,5 +1,6 @@
 // parir_torch._C: the Python bindings of the compiler and the runtime.
 #include <torch/extension.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
@@ -38,11 +39,20 @@ struct BoundLaunch {
   std::vector<int> outs, ins;
   uint64_t last_used = 0;  // launch_clock at the latest launch: recency for cache eviction
 
-  void operator()(const py::tuple& args) {
+  void operator()(py::handle args) {
+    if (!PyTuple_Check(args.ptr())) throw py::type_error("BoundLaunch takes the argument tuple");
     auto pick = [&](const std::vector<int>& idx) {
       std::vector<at::Tensor> ts;
       ts.reserve(idx.size());
-      for (int i : idx) ts.push_back(args[i].cast<at::Tensor>());
+      for (int i : idx) {
+        if (i >= PyTuple_GET_SIZE(args.ptr()))
+          throw py::index_error("BoundLaunch: fewer arguments than the program's tensors");
+        PyObject* a = PyTuple_GET_ITEM(args.ptr(), i);
+        // Tensors straight from the Python object; anything else through pybind11's caster,
+        // which names what it got.
+        ts.push_back(THPVariable_Check(a) ? THPVariable_Unpack(a)
+                                          : py::handle(a).cast<at::Tensor>());
+      }
       return ts;
     };
     last_used = ++launch_clock;

@@ -1,5 +1,7 @@
 #include "runtime/launch.h"
 
+#include <optional>
+
 #include <ATen/record_function.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <ATen/ATen.h>
@@ -83,9 +85,12 @@ void launch_on_tensors(const Program& program, const std::vector<at::Tensor>& ou
   // Each call is a range named after the user's function, "sum_rows (model.py:12)", in
   // torch.profiler traces (and NVTX ranges in Nsight under torch.autograd.profiler.emit_nvtx):
   // eager calls, torch.compile graphs, TorchScript and C++ programs all come here. Without a
-  // profiler this costs a check of the profiler's callbacks.
-  at::RecordFunction range(at::RecordScope::USER_SCOPE);
-  if (range.isActive()) range.before(std::string_view(program.profile_name()));
+  // profiler this costs a check of whether any callbacks are registered.
+  std::optional<at::RecordFunction> range;
+  if (at::hasCallbacks()) {
+    range.emplace(at::RecordScope::USER_SCOPE);
+    if (range->isActive()) range->before(std::string_view(program.profile_name()));
+  }
   const LaunchPlan& plan = program.plan();
   std::vector<void*> ptrs;
   ptrs.reserve(plan.params.size());

@@ -502,10 +502,14 @@ void Program::launch_plan(const Module& mod, CUstream stream,
   const Driver& drv = Driver::get();
   run_plan(plan_, [&](const PlanStep& step, const HostEnv& env) {
     if (step.grid == 0) return;  // an empty parallel range: nothing to run
-    // Kernel arguments: tensor pointers and host loop variables, each passed by address.
-    std::vector<void*> ptrs(step.resolved_args.size());
-    std::vector<int64_t> ints(step.resolved_args.size());
-    std::vector<void*> args(step.resolved_args.size());
+    // Kernel arguments: tensor pointers and host loop variables, each passed by address. The
+    // buffers are this thread's, reused from launch to launch without allocating (the driver
+    // copies the arguments when the launch is queued, and launches never nest).
+    thread_local std::vector<void*> ptrs, args;
+    thread_local std::vector<int64_t> ints;
+    ptrs.assign(step.resolved_args.size(), nullptr);
+    ints.assign(step.resolved_args.size(), 0);
+    args.assign(step.resolved_args.size(), nullptr);
     for (size_t i = 0; i < step.resolved_args.size(); ++i) {
       const PlanStep::Arg& a = step.resolved_args[i];
       switch (a.kind) {
