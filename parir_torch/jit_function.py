@@ -55,11 +55,11 @@ class JitFunction:
             self._ir, self._capture_error = None, e
         self._names = self._ir.params if self._ir is not None else ()
         self._cache = SpecializationCache(name=fn.__name__)
-        # The same specializations by (options key, _C.call_key(args)), for calls whose every
-        # argument is a CUDA tensor or a Python number: the cached call's first lookup, which
-        # builds the arguments' part of the key in C++. Filled from _cache on the first such
-        # call of each specialization; emptied whenever _cache drops one.
-        self._fast = {}
+        # The same specializations, found and launched in C++ (csrc/python/call_table.h), for
+        # calls whose every argument is a CUDA tensor or a Python number: the cached call's
+        # path. Filled from _cache on the first such call of each specialization; emptied
+        # whenever _cache drops one.
+        self._calls = _new_call_table()
         self._compile_count = 0  # specializations compiled for the cache (recompiles.py)
         self._warned_recompiles = False
         self._graph_entry = torch_ops.graph_entry(self)  # what torch.compile records for a call
@@ -73,6 +73,14 @@ class JitFunction:
         return self._ir
 
     def __call__(self, *args, opts=None, seq=False, debug=False, **unexpected):
+        # The hot path: the call's key is built, found and launched in C++. Not while Dynamo
+        # traces (it would break the graph at the C++ call; the call becomes a graph node below).
+        if not (seq or debug or unexpected or _dynamo_is_tracing()):
+            try:
+                if self._calls.launch(opts, args):
+                    return None
+            except RuntimeError as e:
+                self._explain_launch_error(e, self._calls.find(opts, args), args, opts)
         if unexpected:
             raise ParirTypeError(f"{self.fn.__name__}() got unexpected keyword argument(s) "
                                  f"{', '.join(map(repr, unexpected))}; parir functions take "
@@ -89,15 +97,6 @@ class JitFunction:
             return checking.check_call(self, args, opts, debug)
         if _dynamo_is_tracing():  # torch.compile: the call becomes a graph node (torch_ops.py)
             return torch_ops.call_in_graph(self, args, opts, debug)
-        # The hot path: build the key (the arguments' part in C++), find the compiled program,
-        # launch.
-        try:
-            fast_key = (options_key(opts), _call_key(args))
-            compiled = self._fast.get(fast_key) if not debug else None
-        except (AttributeError, TypeError):  # malformed options: the slow path explains
-            fast_key = compiled = None
-        if compiled is not None:
-            return self._launch(compiled, args, opts)
         # The first call of a specialization, or arguments that need converting.
         call_args, short = args, True
         try:
@@ -120,19 +119,22 @@ class JitFunction:
             if plain_python.active():  # called by a function that runs as plain Python
                 return plain_python.call(self.fn, call_args)
             compiled = self._compile(args, opts, debug, key)
-        if short and not debug and fast_key and fast_key[1] is not None and key in self._cache:
-            self._fast[fast_key] = compiled
-        return self._launch(compiled, args, opts)
-
-    def _launch(self, compiled, args, opts):
+        if short and not debug and key in self._cache:
+            self._calls.add(opts, call_args, compiled)
         try:
             compiled.launch(args)
         except RuntimeError as e:
-            # A sparse tensor keyed like a dense one reaches the launch: say so, not torch.
+            self._explain_launch_error(e, compiled, args, opts)
+
+    def _explain_launch_error(self, e, compiled, args, opts):
+        """Raises the error of a failed launch, explained."""
+        # A sparse tensor keyed like a dense one reaches the launch: say so, not torch.
+        if len(args) == len(self._names):
             arguments.check_layouts(self._names, args)
-            if isinstance(e, ParirError):
-                raise with_saved_source(e, compiled.program.source, opts, self.ir.name) from None
-            raise
+        if isinstance(e, ParirError) and compiled is not None:
+            raise with_saved_source(e, compiled.program.source, opts,
+                                    self.ir.name) from None
+        raise e
 
     def _compile(self, args, opts, debug, key):
         check_supported(opts)
@@ -151,7 +153,7 @@ class JitFunction:
         # A debug=True call's code is bounds-checked: it does not stand for later plain calls.
         if cached:
             if key not in self._cache and len(self._cache) >= self._cache.limit:
-                self._fast.clear()  # the cache drops a specialization that _fast may hold
+                self._calls.clear()  # the cache drops a specialization the table may hold
             self._cache[key] = compiled
         return compiled
 
@@ -159,7 +161,7 @@ class JitFunction:
         """Forgets every compiled specialization of this function (the disk cache stays), and
         starts counting its specializations afresh."""
         self._cache.clear()
-        self._fast.clear()
+        self._calls.clear()
         self._compile_count = 0
         self._warned_recompiles = False
 
@@ -176,7 +178,13 @@ def clear_memory_caches():
 
 _DEFAULT_OPTIONS = CompileOptions()
 _KIND_BY_TYPE = arguments.KIND_BY_TYPE  # a global of this module: the hot path's fastest lookup
-_call_key = _C.call_key
+
+
+def _new_call_table():
+    from .options import FIELDS, LoopPar
+
+    return _C.CallTable(_DEFAULT_OPTIONS, [f.name for f in FIELDS if f.key], ["seq", "check"],
+                        LoopPar)
 
 # True while Dynamo traces (it evaluates the call to a constant), a cheap call otherwise.
 _dynamo_is_tracing = torch.compiler.is_dynamo_compiling

@@ -153,6 +153,10 @@ def _flag(value, what):
     return bool(value)
 
 
+def _optional_flag(value, what):
+    return None if value is None else bool(value)
+
+
 def _count(value, what):
     return int(value)
 
@@ -203,9 +207,11 @@ FIELDS = (
           doc="reductions whose threads span several blocks combine the blocks' results in a "
               "fixed order (through a temporary, in a kernel after the loop's) instead of "
               "with atomics, so that float results are the same on every run"),
-    Field("use_cuda_graphs", False, key=True, cpp=_flag,
-          doc="run the host-side launch sequence as one CUDA graph, captured once per set of "
-              "tensor addresses and replayed on the current stream"),
+    Field("use_cuda_graphs", None, key=True, cpp=_optional_flag,
+          doc="run the host-side launch sequence as one CUDA graph, captured per set of "
+              "tensor addresses and replayed on the current stream. None: when it pays, for "
+              "launch plans with host loops, captured the second time a call passes the same "
+              "tensors; True: always, captured on the first call; False: never"),
     Field("force_int_size", None, key=True, cpp=_type_name,
           doc="the type (a parir.ElemSize, a torch dtype or parir.int32 and friends) of every "
               "integer value that has no type of its own: literals, Python int arguments, "

@@ -37,7 +37,6 @@ def make_inputs(size, dtype, rng):
 def parir_calls(st):
     NX, NY = st["ex"].shape
     opts = parir.par({'i': parir.threads(NX), 'j': parir.threads(NY)})
-    opts.use_cuda_graphs = True
     return [(fdtd_2d, (st["ex"], st["ey"], st["hz"], st["fict"], st["TMAX"]), opts)]
 
 

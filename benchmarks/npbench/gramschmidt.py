@@ -53,7 +53,6 @@ def parir_calls(st):
     M, N = st["M"], st["N"]
     opts = parir.par({'r': parir.threads(N), 'c': parir.threads(N), 'i': parir.threads(256),
                       'j': parir.threads(N)})
-    opts.use_cuda_graphs = True
     return [(gramschmidt, (st["A"], st["Q"], st["R"], M, N), opts)]
 
 

@@ -34,7 +34,6 @@ def make_inputs(size, dtype, rng):
 def parir_calls(st):
     N = st["A"].shape[0]
     opts = parir.par({'i': parir.threads(N), 'j': parir.threads(N), 'k': parir.threads(N)})
-    opts.use_cuda_graphs = True
     return [(heat_3d, (st["A"], st["B"], st["TSTEPS"]), opts)]
 
 

@@ -69,7 +69,9 @@ void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& ou
 
 std::string print_plan(const LaunchPlan& plan) {
   std::string out = fmt::format("//@ parir.plan {}{}\n", plan.function,
-                                plan.cuda_graphs ? " cuda_graphs" : "");
+                                plan.cuda_graphs == CudaGraphs::On    ? " cuda_graphs"
+                                : plan.cuda_graphs == CudaGraphs::Off ? " no_cuda_graphs"
+                                                                      : "");
   if (!plan.signature.empty()) out += fmt::format("//@ signature {}\n", plan.signature);
   if (!plan.location.empty()) out += fmt::format("//@ location {}\n", plan.location);
   for (const auto& d : plan.includes) out += fmt::format("//@ include {}\n", d);
@@ -480,8 +482,10 @@ LaunchPlan parse_plan(const std::string& source) {
       header = true;
       auto [name, flags] = first_word(l.text.substr(11));
       plan.function = name;
-      if (flags == "cuda_graphs") plan.cuda_graphs = true;
-      else if (!flags.empty()) bad(l, "unknown plan flag '" + flags + "' (expected cuda_graphs)");
+      if (flags == "cuda_graphs") plan.cuda_graphs = CudaGraphs::On;
+      else if (flags == "no_cuda_graphs") plan.cuda_graphs = CudaGraphs::Off;
+      else if (!flags.empty())
+        bad(l, "unknown plan flag '" + flags + "' (expected cuda_graphs or no_cuda_graphs)");
     } else if (l.text.rfind("signature ", 0) == 0) {
       plan.signature = trim(l.text.substr(10));
     } else if (l.text.rfind("location ", 0) == 0) {

@@ -35,6 +35,15 @@
 
 namespace parir {
 
+// Whether a plan's launches run as a CUDA graph (CompileOptions.use_cuda_graphs).
+enum class CudaGraphs {
+  // A plan with a host loop: captured the second time a call passes the same tensor addresses
+  // (so that a call made once pays no capture), replayed from then on. Other plans: launched.
+  Auto,
+  On,   // captured on the first call with each set of tensor addresses
+  Off,  // launched one by one
+};
+
 struct PlanParam {
   std::string name;
   TensorType type;
@@ -95,9 +104,9 @@ struct LaunchPlan {
   // CompileOptions.includes, extra_flags and the device libraries of libs, so that a process
   // that only has this text builds the same binary.
   std::vector<std::string> includes, extra_flags, link_libraries;
-  // Launch the sequence as one CUDA graph, captured once and replayed ("//@ parir.plan f
-  // cuda_graphs"); CompileOptions.use_cuda_graphs.
-  bool cuda_graphs = false;
+  // Whether the sequence runs as one CUDA graph ("//@ parir.plan f cuda_graphs" for On,
+  // "no_cuda_graphs" for Off, nothing for Auto); CompileOptions.use_cuda_graphs.
+  CudaGraphs cuda_graphs = CudaGraphs::Auto;
   std::vector<PlanParam> params;
   // Tensors the runtime allocates for each call ("//@ temp partial0 float32[4]"), uninitialized,
   // and passes to the kernels after the parameters: where blocks of a kernel leave results for

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "ir/launch_plan.h"
 
 namespace parir {
 
@@ -36,7 +37,7 @@ using ParallelSpec = std::map<std::string, LoopPar>;
 struct CompileOptions {
   ParallelSpec parallelize;
   bool debug_print = false;  // log the IR after each pass, with elapsed time
-  bool use_cuda_graphs = false;  // the launch plan runs as one CUDA graph
+  CudaGraphs use_cuda_graphs = CudaGraphs::Auto;  // when the launch plan runs as a CUDA graph
   // Accesses verify_bounds could not prove in bounds are checked at run time (flatten_indices).
   bool bounds_check = false;
   // Multi-block reductions combine through thread block clusters of at most this many blocks.

@@ -28,7 +28,7 @@ template <typename T> void put(std::string& out, const T& v) {
 
 // Appends argument `o`'s encoding, a tag then fixed-width fields (so that no two argument
 // lists share an encoding); false for an argument call_key does not encode.
-bool encode(PyObject* o, std::string& out) {
+bool encode_argument(PyObject* o, std::string& out) {
   if (PyBool_Check(o)) {
     out.push_back('b');
     out.push_back(o == Py_True ? 1 : 0);
@@ -60,14 +60,22 @@ bool encode(PyObject* o, std::string& out) {
   return true;
 }
 
-PyObject* call_key(PyObject*, PyObject* args) {
-  if (!PyTuple_Check(args)) Py_RETURN_NONE;
+}  // namespace
+
+bool encode_arguments(PyObject* args, std::string& out) {
+  if (!PyTuple_Check(args)) return false;
   const Py_ssize_t n = PyTuple_GET_SIZE(args);
-  std::string out;
-  out.reserve(8 + 48 * n);
   put<int64_t>(out, n);
   for (Py_ssize_t i = 0; i < n; ++i)
-    if (!encode(PyTuple_GET_ITEM(args, i), out)) Py_RETURN_NONE;
+    if (!encode_argument(PyTuple_GET_ITEM(args, i), out)) return false;
+  return true;
+}
+
+namespace {
+
+PyObject* call_key(PyObject*, PyObject* args) {
+  std::string out;
+  if (!encode_arguments(args, out)) Py_RETURN_NONE;
   return PyBytes_FromStringAndSize(out.data(), static_cast<Py_ssize_t>(out.size()));
 }
 

@@ -3,6 +3,8 @@
 
 #include <torch/extension.h>
 
+#include <string>
+
 namespace parir {
 
 // Adds to the module:
@@ -16,5 +18,9 @@ namespace parir {
 //   register_key_tensor_type(type) -> None
 //     Makes tensors of exactly this type (torch.Tensor, nn.Parameter, ...) part of call_key.
 void add_call_key(pybind11::module& m);
+
+// call_key's encoding of the argument tuple `args`, appended to `out`; false when call_key
+// would return None.
+bool encode_arguments(PyObject* args, std::string& out);
 
 }  // namespace parir

@@ -16,7 +16,10 @@
 #include "runtime/nvrtc.h"
 #include "runtime/op.h"
 #include "runtime/program.h"
+#include "python/bound_launch.h"
 #include "python/call_key.h"
+#include "python/call_table.h"
+#include "python/launch_costs.h"
 
 namespace py = pybind11;
 
@@ -29,37 +32,6 @@ ScalarType scalar_type(const std::string& name) {
   return *t;
 }
 
-// Counts launches through BoundLaunch; callers hold the GIL.
-uint64_t launch_clock = 0;
-
-// The eager call path: a program with the positions of its tensors among the call's
-// arguments, so that a call passes its argument tuple as it is and Python builds nothing.
-struct BoundLaunch {
-  std::shared_ptr<runtime::Program> program;
-  std::vector<int> outs, ins;
-  uint64_t last_used = 0;  // launch_clock at the latest launch: recency for cache eviction
-
-  void operator()(py::handle args) {
-    if (!PyTuple_Check(args.ptr())) throw py::type_error("BoundLaunch takes the argument tuple");
-    auto pick = [&](const std::vector<int>& idx) {
-      std::vector<at::Tensor> ts;
-      ts.reserve(idx.size());
-      for (int i : idx) {
-        if (i >= PyTuple_GET_SIZE(args.ptr()))
-          throw py::index_error("BoundLaunch: fewer arguments than the program's tensors");
-        PyObject* a = PyTuple_GET_ITEM(args.ptr(), i);
-        // Tensors straight from the Python object; anything else through pybind11's caster,
-        // which names what it got.
-        ts.push_back(THPVariable_Check(a) ? THPVariable_Unpack(a)
-                                          : py::handle(a).cast<at::Tensor>());
-      }
-      return ts;
-    };
-    last_used = ++launch_clock;
-    runtime::launch_eager(*program, pick(outs), pick(ins));
-  }
-};
-
 }  // namespace
 }  // namespace parir
 
@@ -67,9 +39,12 @@ PYBIND11_MODULE(_C, m) {
   using namespace parir;
   m.doc() = "parir-torch compiler core and runtime";
   add_call_key(m);
+  add_call_table(m);
+  add_launch_costs(m);
 
   // parir::Error -> parir_torch.ParirError, a subclass of RuntimeError.
-  py::register_exception<Error>(m, "ParirError", PyExc_RuntimeError);
+  auto& parir_error = py::register_exception<Error>(m, "ParirError", PyExc_RuntimeError);
+  add_bound_launch(m, parir_error.ptr());
 
   py::class_<ExternFunction, std::shared_ptr<ExternFunction>>(m, "ExternFunction")
       .def(py::init([](std::string name, std::string python_name,
@@ -150,7 +125,16 @@ PYBIND11_MODULE(_C, m) {
       .def(py::init<>())
       .def_readwrite("parallelize", &CompileOptions::parallelize)
       .def_readwrite("debug_print", &CompileOptions::debug_print)
-      .def_readwrite("use_cuda_graphs", &CompileOptions::use_cuda_graphs)
+      .def_property(
+          "use_cuda_graphs",
+          [](const CompileOptions& o) -> py::object {
+            if (o.use_cuda_graphs == CudaGraphs::Auto) return py::none();
+            return py::bool_(o.use_cuda_graphs == CudaGraphs::On);
+          },
+          [](CompileOptions& o, const std::optional<bool>& on) {
+            o.use_cuda_graphs = !on ? CudaGraphs::Auto : *on ? CudaGraphs::On : CudaGraphs::Off;
+          },
+          "None (when it pays: plans with host loops), True or False")
       .def_readwrite("bounds_check", &CompileOptions::bounds_check)
       .def_readwrite("half_in_float32", &CompileOptions::half_in_float32)
       .def_readwrite("deterministic", &CompileOptions::deterministic)
@@ -274,14 +258,9 @@ PYBIND11_MODULE(_C, m) {
       "[warning]).");
 
   m.def(
-      "next_launch_stamp", [] { return ++launch_clock; },
+      "next_launch_stamp", &next_launch_stamp,
       "Advances the launch counter of BoundLaunch.last_used and returns it (for launchers "
       "written in Python).");
-
-  py::class_<BoundLaunch>(m, "BoundLaunch")
-      .def("__call__", &BoundLaunch::operator(), py::arg("args"))
-      .def_readonly("last_used", &BoundLaunch::last_used,
-                    "A counter value that grows with every launch: larger is more recent.");
 
   py::class_<runtime::Program, std::shared_ptr<runtime::Program>>(m, "Program")
       .def(py::init([](std::string source, std::vector<std::string> includes,
@@ -309,12 +288,15 @@ PYBIND11_MODULE(_C, m) {
                                for (const auto& q : p.plan().params) out.emplace_back(q.name, q.written);
                                return out;
                              })
-      .def("launch", &runtime::launch_eager, py::arg("outs"), py::arg("ins"),
+      .def("launch",
+           [](const runtime::Program& p, const std::vector<at::Tensor>& outs,
+              const std::vector<at::Tensor>& ins) { runtime::launch_eager(p, outs, ins); },
+           py::arg("outs"), py::arg("ins"),
            "Runs the program on the tensors (written ones first), on the current stream.")
       .def(
           "bind",
           [](std::shared_ptr<runtime::Program> p, std::vector<int> outs, std::vector<int> ins) {
-            return BoundLaunch{std::move(p), std::move(outs), std::move(ins)};
+            return bind_launch(std::move(p), std::move(outs), std::move(ins));
           },
           py::arg("outs"), py::arg("ins"),
           "A launcher for calls whose arguments at positions `outs` are the written tensors and "

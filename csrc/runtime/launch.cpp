@@ -5,6 +5,7 @@
 #include <ATen/record_function.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <ATen/ATen.h>
+#include <c10/util/SmallVector.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include "ir/error.h"
@@ -80,8 +81,7 @@ void check_tensor(const std::string& fn, const PlanParam& p, const at::Tensor& t
 
 }  // namespace
 
-void launch_on_tensors(const Program& program, const std::vector<at::Tensor>& outs,
-                       const std::vector<at::Tensor>& ins) {
+void launch_on_tensors(const Program& program, at::TensorList outs, at::TensorList ins) {
   // Each call is a range named after the user's function, "sum_rows (model.py:12)", in
   // torch.profiler traces (and NVTX ranges in Nsight under torch.autograd.profiler.emit_nvtx):
   // eager calls, torch.compile graphs, TorchScript and C++ programs all come here. Without a
@@ -92,12 +92,13 @@ void launch_on_tensors(const Program& program, const std::vector<at::Tensor>& ou
     if (range->isActive()) range->before(std::string_view(program.profile_name()));
   }
   const LaunchPlan& plan = program.plan();
-  std::vector<void*> ptrs;
-  ptrs.reserve(plan.params.size());
+  // The kernels' pointers on the stack (a launch allocates nothing on the heap but the plan's
+  // temporaries), tensors first, then temporaries.
+  c10::SmallVector<void*, 32> ptrs;
   size_t next_out = 0, next_in = 0;
   int device = -1;
   for (const auto& p : plan.params) {
-    const std::vector<at::Tensor>& list = p.written ? outs : ins;
+    at::TensorList list = p.written ? outs : ins;
     size_t& next = p.written ? next_out : next_in;
     if (next >= list.size())
       fail("parir: {}() needs {} written and {} read-only tensors; too few were passed",
@@ -118,19 +119,22 @@ void launch_on_tensors(const Program& program, const std::vector<at::Tensor>& ou
   if (next_out != outs.size() || next_in != ins.size())
     fail("parir: {}() was passed more tensors than its launch plan has parameters",
          plan.function);
-  if (device < 0) device = c10::cuda::current_device();
-  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  const auto current = c10::cuda::current_device();
+  if (device < 0) device = current;
+  // Switches the current device only when the tensors live on another one.
+  std::optional<c10::cuda::CUDAGuard> guard;
+  if (device != current) guard.emplace(static_cast<c10::DeviceIndex>(device));
   CUstream stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
   // The plan's temporaries, from the caching allocator on this stream: freed when this
   // function returns, their memory is reused only by work queued after the launches.
-  std::vector<at::Tensor> temporaries;
+  c10::SmallVector<at::Tensor, 4> temporaries;
   for (const auto& t : plan.temporaries) {
     temporaries.push_back(at::empty(t.type.shape, at::TensorOptions()
                                                       .dtype(torch_type(t.type.elem))
                                                       .device(at::kCUDA, device)));
     ptrs.push_back(temporaries.back().data_ptr());
   }
-  program.launch(device, stream, ptrs);
+  program.launch(device, stream, ptrs.data(), ptrs.size());
 }
 
 void prepare_on_current_stream(const Program& program, int device) {

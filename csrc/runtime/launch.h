@@ -13,8 +13,7 @@ namespace parir::runtime {
 // `outs` are the plan's written ("inout") parameters in order, `ins` the others. Each tensor is
 // checked against the plan (CUDA, one device for all, dtype, shape, strides) and its data_ptr()
 // goes straight to the kernels, on the current CUDA stream of its device.
-void launch_on_tensors(const Program& program, const std::vector<at::Tensor>& outs,
-                       const std::vector<at::Tensor>& ins);
+void launch_on_tensors(const Program& program, at::TensorList outs, at::TensorList ins);
 
 // Compiles and loads `program` for `device` now, checking that the device's current stream is
 // not being captured.

@@ -67,7 +67,7 @@ void bump_versions(at::TensorList outs) {
 
 // Tensors the kernels cannot run on directly: subclasses with __torch_dispatch__ (fake and
 // functional tensors), functorch wrappers and functionalization wrappers.
-bool needs_dispatcher(const std::vector<at::Tensor>& tensors) {
+bool needs_dispatcher(at::TensorList tensors) {
   constexpr c10::DispatchKeySet kWrappers = c10::python_ks | c10::functorch_transforms_ks |
                                             c10::DispatchKeySet(c10::DispatchKey::Functionalize);
   for (const auto& t : tensors)
@@ -77,7 +77,7 @@ bool needs_dispatcher(const std::vector<at::Tensor>& tensors) {
 
 void launch_cuda(const std::string& program, at::TensorList outs, at::TensorList ins) {
   std::shared_ptr<const Program> p = program_for_source(program);
-  launch_on_tensors(*p, outs.vec(), ins.vec());
+  launch_on_tensors(*p, outs, ins);
 }
 
 void launch_autograd(const std::string& program, at::TensorList outs, at::TensorList ins) {
@@ -95,8 +95,7 @@ void launch_autograd(const std::string& program, at::TensorList outs, at::Tensor
 
 }  // namespace
 
-void launch_eager(const Program& program, const std::vector<at::Tensor>& outs,
-                  const std::vector<at::Tensor>& ins) {
+void launch_eager(const Program& program, at::TensorList outs, at::TensorList ins) {
   if (c10::impl::TorchDispatchModeTLS::any_modes_set() || needs_dispatcher(outs) ||
       needs_dispatcher(ins))
     return launch_handle().call(program.one_line_source(), outs, ins);

@@ -16,7 +16,6 @@ namespace parir::runtime {
 // through the dispatcher as parir::launch, so that the tensors' subclass or the active mode
 // sees it: fake and functional tensors while torch.compile or torch.export trace, functorch
 // transforms, TorchDispatchModes.
-void launch_eager(const Program& program, const std::vector<at::Tensor>& outs,
-                  const std::vector<at::Tensor>& ins);
+void launch_eager(const Program& program, at::TensorList outs, at::TensorList ins);
 
 }  // namespace parir::runtime

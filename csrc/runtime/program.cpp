@@ -80,11 +80,15 @@ struct Program::Module {
   // Where bounds-checked kernels record the first violation (a parir::BoundsError of the
   // prelude: int id, int unused, long long index); 0 when the plan checks nothing.
   CUdeviceptr bounds = 0;
-  // With cuda_graphs: the plan captured for the tensors at `graph_params`, and the stream it
-  // is captured on (the legacy default stream cannot be captured). Guarded by Program::mutex_.
+  // Plans run as CUDA graphs: the stream they are captured on (the legacy default stream
+  // cannot be captured), and the sets of tensor addresses seen lately, each with its graph
+  // once captured, most recently used last. Guarded by Program::mutex_.
+  struct Graph {
+    std::vector<void*> params;
+    CUgraphExec exec = nullptr;  // null until captured
+  };
   CUstream capture_stream = nullptr;
-  CUgraphExec graph = nullptr;
-  std::vector<void*> graph_params;
+  std::vector<Graph> graphs;
 };
 
 namespace {
@@ -175,6 +179,21 @@ std::string profile_name_of(const LaunchPlan& plan) {
 
 }  // namespace
 
+namespace {
+
+// Whether some launch of `steps` runs inside a host loop.
+bool launches_in_host_loop(const std::vector<PlanStep>& steps, bool in_loop = false) {
+  for (const auto& s : steps) {
+    if (s.kind == PlanStep::Kind::Launch && in_loop) return true;
+    bool loop = in_loop || s.kind == PlanStep::Kind::For;
+    if (launches_in_host_loop(s.body, loop) || launches_in_host_loop(s.else_body, loop))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Program::Program(std::string cuda_source, NvrtcOptions options)
     : source_(from_one_line(cuda_source)),
       one_line_source_(to_one_line(source_)),
@@ -184,6 +203,7 @@ Program::Program(std::string cuda_source, NvrtcOptions options)
   stored_ = std::move(split.binaries);
   plan_ = parse_plan(code_);
   profile_name_ = profile_name_of(plan_);
+  has_host_loop_ = launches_in_host_loop(plan_.steps);
   // The plan's own options first: the text alone must build the same binary anywhere.
   NvrtcOptions merged;
   merged.include_dirs = plan_.includes;
@@ -201,7 +221,7 @@ namespace {
 struct RetiredModule {
   int device;
   CUmodule module;
-  CUgraphExec graph;
+  std::vector<CUgraphExec> graphs;
   CUstream capture_stream;
   CUdeviceptr bounds;
 };
@@ -236,7 +256,7 @@ void unload_retired_modules(const Driver& drv, DeferredLog& log) {
     make_context_current(device);
     drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize");
     for (const auto& r : modules) {
-      if (r.graph) drv.cuGraphExecDestroy(r.graph);
+      for (CUgraphExec g : r.graphs) drv.cuGraphExecDestroy(g);
       if (r.capture_stream) drv.cuStreamDestroy_v2(r.capture_stream);
       if (r.bounds) drv.cuMemFree_v2(r.bounds);
       drv.cuModuleUnload(r.module);
@@ -257,12 +277,17 @@ Program::~Program() {
   for (size_t device = 0; device < modules_.size(); ++device) {
     if (!modules_[device]) continue;
     const Module& m = *modules_[device];
+    std::vector<CUgraphExec> graphs;
+    for (const auto& g : m.graphs)
+      if (g.exec) graphs.push_back(g.exec);
     retired_modules().push_back(
-        {static_cast<int>(device), m.module, m.graph, m.capture_stream, m.bounds});
+        {static_cast<int>(device), m.module, std::move(graphs), m.capture_stream, m.bounds});
   }
 }
 
 const Program::Module& Program::module_for(int device, CUstream stream, bool capturing) const {
+  if (device >= 0 && device < kLockFreeDevices)
+    if (const Module* m = loaded_[device].load(std::memory_order_acquire)) return *m;
   DeferredLog log;  // sent once the lock below is released: a log sink may wait for Python
   std::lock_guard<std::mutex> lock(mutex_);
   if (device < 0) fail("parir: invalid device ordinal {}", device);
@@ -304,6 +329,7 @@ const Program::Module& Program::module_for(int device, CUstream stream, bool cap
     throw;
   }
   modules_[device] = std::move(m);
+  if (device < kLockFreeDevices) loaded_[device].store(modules_[device].get(), std::memory_order_release);
   return *modules_[device];
 }
 
@@ -414,10 +440,10 @@ size_t Program::compile(const std::string& arch) const {
   return compile_cached(code_, arch, options_, nullptr, plan_.function).binary.size();
 }
 
-void Program::launch(int device, CUstream stream, const std::vector<void*>& params) const {
-  if (params.size() != plan_.params.size() + plan_.temporaries.size())
+void Program::launch(int device, CUstream stream, void* const* params, size_t count) const {
+  if (count != plan_.params.size() + plan_.temporaries.size())
     fail("parir: {}() expects {} tensors and {} temporaries, got {}", plan_.function,
-         plan_.params.size(), plan_.temporaries.size(), params.size());
+         plan_.params.size(), plan_.temporaries.size(), count);
   const Driver& drv = Driver::get();
   // First: a thread that never used the device (autograd's backward threads) has no current
   // context, and the driver calls below need one.
@@ -437,20 +463,43 @@ void Program::launch(int device, CUstream stream, const std::vector<void*>& para
   }
   if (mod.bounds)
     drv.check(drv.cuMemsetD8Async(mod.bounds, 0, kBoundsErrorBytes, stream), "cuMemsetD8Async");
-  if (plan_.cuda_graphs)
-    launch_graph(mod, stream, params);
+  const bool graph = plan_.cuda_graphs == CudaGraphs::On ||
+                     (plan_.cuda_graphs == CudaGraphs::Auto && has_host_loop_ && !mod.bounds);
+  if (graph)
+    launch_graph(mod, stream, params, count);
   else
     launch_plan(mod, stream, params);
   if (mod.bounds) report_bounds_violation(mod, stream);
 }
 
-void Program::launch_graph(const Module& mod, CUstream stream,
-                           const std::vector<void*>& params) const {
+void Program::launch_graph(const Module& mod, CUstream stream, void* const* params,
+                           size_t count) const {
+  // Kernel arguments are part of a captured graph, so each set of tensor addresses has its own.
+  // A few are kept: a program called in turn on several sets of buffers (double buffering, or
+  // a benchmark rotating input copies) replays each without capturing it again.
+  constexpr size_t kGraphsKept = 8;
   const Driver& drv = Driver::get();
   std::lock_guard<std::mutex> lock(mutex_);
   Module& m = const_cast<Module&>(mod);
-  if (!m.graph || m.graph_params != params) {
-    // Kernel arguments are part of a captured graph: new tensors need a new capture.
+  auto same = [&](const Module::Graph& g) {
+    return std::equal(params, params + count, g.params.begin(), g.params.end());
+  };
+  auto it = std::find_if(m.graphs.begin(), m.graphs.end(), same);
+  if (it == m.graphs.end()) {
+    if (m.graphs.size() == kGraphsKept) {
+      if (m.graphs.front().exec) drv.cuGraphExecDestroy(m.graphs.front().exec);  // freed once
+      m.graphs.erase(m.graphs.begin());                                     // its launches end
+    }
+    m.graphs.push_back({std::vector<void*>(params, params + count), nullptr});
+    it = m.graphs.end() - 1;
+    // Auto: a set of addresses seen for the first time is launched as it is; only a call that
+    // comes back with it pays for a capture, which replays then repay.
+    if (plan_.cuda_graphs == CudaGraphs::Auto) return launch_plan(mod, stream, params);
+  } else {
+    std::rotate(it, it + 1, m.graphs.end());  // most recently used last
+    it = m.graphs.end() - 1;
+  }
+  if (!it->exec) {
     if (!m.capture_stream)
       drv.check(drv.cuStreamCreate(&m.capture_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     drv.check(drv.cuStreamBeginCapture_v2(m.capture_stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
@@ -468,11 +517,9 @@ void Program::launch_graph(const Module& mod, CUstream stream,
     CUresult r = drv.cuGraphInstantiateWithFlags(&exec, graph, 0);
     drv.cuGraphDestroy(graph);
     drv.check(r, "cuGraphInstantiate");
-    if (m.graph) drv.cuGraphExecDestroy(m.graph);  // freed once its launches complete
-    m.graph = exec;
-    m.graph_params = params;
+    it->exec = exec;
   }
-  drv.check(drv.cuGraphLaunch(m.graph, stream), "cuGraphLaunch");
+  drv.check(drv.cuGraphLaunch(it->exec, stream), "cuGraphLaunch");
 }
 
 void Program::report_bounds_violation(const Module& mod, CUstream stream) const {
@@ -497,8 +544,7 @@ void Program::report_bounds_violation(const Module& mod, CUstream stream) const 
        c.extent == 1 ? "" : "s", -c.extent, c.extent - 1, c.kernel);
 }
 
-void Program::launch_plan(const Module& mod, CUstream stream,
-                          const std::vector<void*>& params) const {
+void Program::launch_plan(const Module& mod, CUstream stream, void* const* params) const {
   const Driver& drv = Driver::get();
   run_plan(plan_, [&](const PlanStep& step, const HostEnv& env) {
     if (step.grid == 0) return;  // an empty parallel range: nothing to run

@@ -54,9 +54,13 @@ class Program {
 
   // Runs the plan on device `device` and stream `stream`. params[i] is the device pointer of
   // plan().params[i], followed by one for each of plan().temporaries. Compiles and loads the module on first use on a device; that may not
-  // happen while the stream is being captured into a CUDA graph (an error says so). A plan with
-  // cuda_graphs is captured into a graph once per set of tensor addresses and replayed.
-  void launch(int device, CUstream stream, const std::vector<void*>& params) const;
+  // happen while the stream is being captured into a CUDA graph (an error says so). A plan run
+  // as a CUDA graph (LaunchPlan::cuda_graphs) is captured once per set of tensor addresses and
+  // replayed.
+  void launch(int device, CUstream stream, void* const* params, size_t count) const;
+  void launch(int device, CUstream stream, const std::vector<void*>& params) const {
+    launch(device, stream, params.data(), params.size());
+  }
 
   // Compiles and loads for `device` now, e.g. before a CUDA graph capture. `stream` (may be
   // null) is checked not to be capturing.
@@ -82,9 +86,10 @@ class Program {
   // there, else compiled (and linked) from the source.
   CUmodule load_module(int device, int major, int minor, DeferredLog& log) const;
   // The plan's launches, one by one, on `stream`.
-  void launch_plan(const Module& mod, CUstream stream, const std::vector<void*>& params) const;
+  void launch_plan(const Module& mod, CUstream stream, void* const* params) const;
   // The plan as a CUDA graph (LaunchPlan::cuda_graphs), captured once per set of tensors.
-  void launch_graph(const Module& mod, CUstream stream, const std::vector<void*>& params) const;
+  // Under CudaGraphs::Auto, a set of tensors seen for the first time is launched plainly.
+  void launch_graph(const Module& mod, CUstream stream, void* const* params, size_t count) const;
   // After a bounds-checked launch: waits for it and raises the first violation it recorded.
   void report_bounds_violation(const Module& mod, CUstream stream) const;
 
@@ -97,7 +102,12 @@ class Program {
   LaunchPlan plan_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<Module>> modules_;  // by device ordinal
+  // The loaded modules of the first devices again, read without the lock: every launch looks
+  // its module up, and a module, once loaded, stays until the program is destroyed.
+  static constexpr int kLockFreeDevices = 16;
+  mutable std::atomic<const Module*> loaded_[kLockFreeDevices] = {};
   mutable std::atomic<bool> launched_in_capture_{false};
+  bool has_host_loop_ = false;  // some launch runs inside a host loop (CudaGraphs::Auto)
 };
 
 // How many modules parir has loaded and not unloaded, over all programs and devices.

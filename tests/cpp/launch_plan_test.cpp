@@ -35,9 +35,11 @@ TEST(LaunchPlan, CudaGraphsFlagRoundTrips) {
   std::string src = kSource;
   src.replace(src.find("parir.plan jacobi"), 17, "parir.plan jacobi cuda_graphs");
   LaunchPlan plan = parse_plan(src);
-  EXPECT_TRUE(plan.cuda_graphs);
-  EXPECT_TRUE(parse_plan(print_plan(plan)).cuda_graphs);
-  EXPECT_FALSE(parse_plan(kSource).cuda_graphs);
+  EXPECT_EQ(plan.cuda_graphs, CudaGraphs::On);
+  EXPECT_EQ(parse_plan(print_plan(plan)).cuda_graphs, CudaGraphs::On);
+  EXPECT_EQ(parse_plan(kSource).cuda_graphs, CudaGraphs::Auto);
+  plan.cuda_graphs = CudaGraphs::Off;
+  EXPECT_EQ(parse_plan(print_plan(plan)).cuda_graphs, CudaGraphs::Off);
 }
 
 TEST(LaunchPlan, TemporariesFollowTheParameters) {

@@ -86,12 +86,12 @@ def test_a_cached_call_finds_its_specialization_by_the_fast_key(cpu_as_cuda):
     opts = parir.par({'i': parir.threads(64)})
     x, y = torch.rand(64), torch.rand(64)
     call(scale, x, y, 2.0, 64, opts=opts)  # compiles, under both keys
-    assert scale.cache_size() == 1 and len(scale._fast) == 1
+    assert scale.cache_size() == 1 and len(scale._calls) == 1
     scale(x, y, 2.0, 64, opts=opts)
     assert launched[-1] == (x, y, 2.0, 64)
     x2, y2 = torch.rand(64), torch.rand(64)
     scale(x2, y2, 2.0, 64, opts=opts)  # the fast key alone
-    assert launched[-1][0] is x2 and len(scale._fast) == 1 and scale.cache_size() == 1
+    assert launched[-1][0] is x2 and len(scale._calls) == 1 and scale.cache_size() == 1
     # Another value, stride or option is another specialization.
     call(scale, x, y, 3.0, 64, opts=opts)
     call(scale, torch.rand(128)[::2], y, 2.0, 64, opts=opts)
@@ -99,7 +99,7 @@ def test_a_cached_call_finds_its_specialization_by_the_fast_key(cpu_as_cuda):
     assert scale.cache_size() == 4
     # A call with a CPU tensor that is not standing in for a CUDA one converts, as before.
     scale.clear_cache()
-    assert len(scale._fast) == 0
+    assert len(scale._calls) == 0
 
 
 def test_dropping_a_specialization_empties_the_fast_keys(cpu_as_cuda):
@@ -110,10 +110,11 @@ def test_dropping_a_specialization_empties_the_fast_keys(cpu_as_cuda):
         opts = parir.par({'i': parir.threads(64)})
         x, y = torch.rand(64), torch.rand(64)
         call(scale, x, y, 2.0, 64, opts=opts)
-        assert [k[1] for k in scale._fast] == [_C.call_key((x, y, 2.0, 64))]
+        assert len(scale._calls) == 1 and scale._calls.find(opts, (x, y, 2.0, 64))
         call(scale, x, y, 5.0, 64, opts=opts)  # drops the first specialization
-        assert scale.cache_size() == 1
-        assert [k[1] for k in scale._fast] == [_C.call_key((x, y, 5.0, 64))]
+        assert scale.cache_size() == 1 and len(scale._calls) == 1
+        assert scale._calls.find(opts, (x, y, 2.0, 64)) is None
+        assert scale._calls.find(opts, (x, y, 5.0, 64)) is not None
     finally:
         scale._cache.limit = 256
         scale.clear_cache()
@@ -126,5 +127,58 @@ def test_a_call_whose_arguments_are_converted_takes_no_fast_key():
         scale(x, y, 2.0, 64, opts=parir.par({'i': parir.threads(64)}))
     except Exception:  # without a GPU, the copy
         pass
-    assert scale.cache_size() == 1 and len(scale._fast) == 0
+    assert scale.cache_size() == 1 and len(scale._calls) == 0
+    scale.clear_cache()
+
+
+def test_options_changed_in_place_find_their_own_specialization(cpu_as_cuda):
+    call, launched = cpu_as_cuda
+    scale.clear_cache()
+    opts = parir.par({'i': parir.threads(64)})
+    x, y = torch.rand(64), torch.rand(64)
+    call(scale, x, y, 2.0, 64, opts=opts)
+    first = scale._calls.find(opts, (x, y, 2.0, 64))
+    assert first is not None
+    # The same options object, changed in place after its call: each change is another key
+    # (the spec's dict, a flag, a list), and the table never returns the old entry for it.
+    opts.parallelize['i'] = parir.threads(32)
+    assert scale._calls.find(opts, (x, y, 2.0, 64)) is None
+    call(scale, x, y, 2.0, 64, opts=opts)
+    second = scale._calls.find(opts, (x, y, 2.0, 64))
+    assert second is not None and second is not first
+    opts.bounds_check = True
+    assert scale._calls.find(opts, (x, y, 2.0, 64)) is None
+    opts.bounds_check = False
+    assert scale._calls.find(opts, (x, y, 2.0, 64)) is second
+    opts.extra_flags.append("-DPARIR_TEST_FLAG=1")
+    assert scale._calls.find(opts, (x, y, 2.0, 64)) is None
+    opts.extra_flags.clear()
+    # Fields that are not part of the key leave the entry; seq and check calls never launch.
+    opts.debug_print = False
+    assert scale._calls.find(opts, (x, y, 2.0, 64)) is second
+    opts.seq = True
+    assert scale._calls.find(opts, (x, y, 2.0, 64)) is None
+    before = len(launched)
+    scale(x.clone(), y, 2.0, 64, opts=opts)  # plain Python: no launch
+    assert len(launched) == before
+    scale.clear_cache()
+
+
+def test_default_options_and_option_spellings(cpu_as_cuda):
+    call, _ = cpu_as_cuda
+    scale.clear_cache()
+    x, y = torch.rand(64), torch.rand(64)
+    opts = parir.CompileOptions()
+    opts.parallelize = {'i': parir.threads(64)}
+    call(scale, x, y, 2.0, 64, opts=opts)
+    twin = parir.par({'i': parir.threads(64)})
+    assert scale._calls.find(twin, (x, y, 2.0, 64)) is scale._calls.find(opts, (x, y, 2.0, 64))
+    # An int where a bool is usual is a key of its own: only another entry, never a wrong one.
+    twin.bounds_check = 0
+    assert scale._calls.find(twin, (x, y, 2.0, 64)) is None
+    # Options that are not CompileOptions, or hold values the table does not encode, are never
+    # found: the slow path explains or compiles.
+    for odd in [{'i': parir.threads(64)}, 3, object()]:
+        assert scale._calls.find(odd, (x, y, 2.0, 64)) is None
+        assert scale._calls.launch(odd, (x, y, 2.0, 64)) is False
     scale.clear_cache()

@@ -1,6 +1,9 @@
 """parir kernels inside CUDA graphs captured by PyTorch (torch.cuda.graph); compiled models
 under mode="reduce-overhead" are in test_torch_compile.py."""
 
+import os
+import sys
+
 import pytest
 import torch
 
@@ -74,3 +77,94 @@ def test_captured_kernels_stay_loaded_after_their_program_is_dropped():
     torch.cuda.synchronize()
     torch.testing.assert_close(out.double(), 5.0 * x.double() + y.double())
     assert _C.loaded_module_count() >= 1
+
+
+# ----- host loops run as CUDA graphs (CompileOptions.use_cuda_graphs) -------------------------
+
+BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks")
+
+
+def _host_loop_programs():
+    """The real-program benchmark's programs whose launch plans have host loops."""
+    if BENCH not in sys.path:
+        sys.path.insert(0, BENCH)
+    from npbench import PROGRAMS
+
+    return [p for p in PROGRAMS
+            if any("//@ for " in parir.print_compiled(fn, list(args), opts)
+                   for fn, args, opts in _calls(p, "ci", "meta"))]
+
+
+def _calls(prog, size, device, seed=5):
+    from npbench.program import Inputs
+
+    st = prog.make_inputs(prog.sizes[size], torch.float32, Inputs(torch.float32, device, seed))
+    return prog.parir_calls(st) if device == "meta" else (st, prog.parir_calls(st))
+
+
+def _run(prog, graphs, calls=1, seed=5):
+    """The program's parir calls at its quick size with use_cuda_graphs=`graphs`, `calls` times
+    from the same inputs (restored between calls, in place: same addresses); the outputs."""
+    st, steps = _calls(prog, "quick", "cuda", seed)
+    pristine = {k: v.clone() for k, v in st.items() if isinstance(v, torch.Tensor)}
+    for _ in range(calls):
+        for k, v in pristine.items():
+            st[k].copy_(v)
+        for fn, args, opts in steps:
+            opts.use_cuda_graphs = graphs
+            fn(*args, opts=opts)
+    torch.cuda.synchronize()
+    return {k: st[k].clone() for k in prog.outputs}
+
+
+@pytest.mark.parametrize("prog", _host_loop_programs(), ids=lambda p: p.name)
+def test_host_loop_programs_give_the_plain_path_results_as_graphs(prog):
+    plain = _run(prog, False)
+    for graphs, calls in [(None, 1), (None, 3), (True, 1), (True, 2)]:
+        got = _run(prog, graphs, calls)
+        for k in prog.outputs:
+            assert torch.equal(got[k], plain[k]), (prog.name, k, graphs, calls)
+
+
+@pytest.mark.parametrize("graphs", [None, True])
+def test_host_loop_graphs_follow_tensors_that_change_address(graphs, rng):
+    from programs import repeated_scale
+
+    n, steps = 1000, 20
+    opts = parir.par({"i": parir.threads(n)})
+    opts.use_cuda_graphs = graphs
+    # More sets of tensors than graphs are kept (8), called in turn, then fresh tensors on
+    # every call: each result is the plain loop's.
+    sets = [torch.rand(n, generator=rng).cuda() for _ in range(11)]
+    for round in range(4):
+        for x in sets:
+            y = x if round < 3 else x.clone()
+            expected = y.double()
+            for t in range(steps):
+                expected = expected * 0.5 + t
+            repeated_scale(y, steps, n, opts=opts)
+            torch.testing.assert_close(y.double(), expected, rtol=1e-5, atol=1e-3)
+
+
+def test_host_loop_with_auto_graphs_inside_torch_cuda_graph_capture(rng):
+    from programs import repeated_scale
+
+    n, steps = 777, 9
+    opts = parir.par({"i": parir.threads(n)})  # use_cuda_graphs=None: a graph when it pays
+    x = torch.rand(n, generator=rng).cuda()
+    y = x.clone()
+    repeated_scale(y, steps, n, opts=opts)  # compiles and loads before the capture
+    repeated_scale(y, steps, n, opts=opts)  # the second sighting of y: parir captures its graph
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):  # inside a capture, the launches join PyTorch's graph
+        repeated_scale(y, steps, n, opts=opts)
+    y.copy_(x)
+    graph.replay()
+    graph.replay()
+    torch.cuda.synchronize()
+    expected = x.double()
+    for _ in range(2):
+        for t in range(steps):
+            expected = expected * 0.5 + t
+    torch.testing.assert_close(y.double(), expected, rtol=1e-5, atol=1e-4)

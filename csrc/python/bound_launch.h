@@ -1,0 +1,29 @@
+// The eager call path's launcher: a program with the positions of its tensors among a call's
+// arguments, so that a call hands over its argument tuple as it is and Python builds nothing.
+#pragma once
+
+#include <torch/extension.h>
+
+#include <memory>
+#include <vector>
+
+#include "runtime/program.h"
+
+namespace parir {
+
+// Adds the type BoundLaunch to the module. Its instances are called with the call's argument
+// tuple: launcher(args) picks the written tensors (args[outs[i]]) and the read ones
+// (args[ins[i]]) and launches the program on them (runtime::launch_eager). It is a plain
+// CPython type with a vectorcall entry, not a pybind11 class: it runs on every cached call,
+// where pybind11's dispatch costs as much as the rest of the launch. `last_used` is the
+// launch counter's value at its latest launch (the specialization cache evicts by it).
+void add_bound_launch(pybind11::module& m, PyObject* parir_error);
+
+// A new BoundLaunch.
+pybind11::object bind_launch(std::shared_ptr<runtime::Program> program, std::vector<int> outs,
+                             std::vector<int> ins);
+
+// Advances the launch counter and returns its new value (for launchers written in Python).
+uint64_t next_launch_stamp();
+
+}  // namespace parir
