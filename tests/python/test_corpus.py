@@ -14,6 +14,7 @@ compile and GPU tests are strict xfails, so a fix shows up as an unexpected pass
 
 import os
 import sys
+import warnings
 
 import pytest
 import torch
@@ -149,3 +150,45 @@ def test_seed_rejected_example():
     x, y = torch.rand(100), torch.zeros(1)
     with pytest.raises(parir.ParirError, match=r"parir\.gpu"):
         parir.print_compiled(sum_host_init, [x, y, 100], parir.par({'N': parir.threads(100)}))
+
+
+def _host_loop_cases():
+    """Corpus programs whose launch plans have host loops (sequential loops around kernels)."""
+    names = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", parir.ParirWarning)  # test_compiles shows them
+        for n in sorted(ALL_CASES):
+            if n in KNOWN_FAILURES:
+                continue
+            case = build(n, "cpu")
+            if case.get("run"):
+                continue  # driven by its own code, with its own options
+            if "//@ for " in parir.print_compiled(case["fn"], case["args"], options(case)):
+                names.append(n)
+    return names
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", _host_loop_cases())
+def test_host_loops_as_cuda_graphs_match_the_plain_launches(name):
+    """A host loop's launches replayed as a CUDA graph (the default captures the second call
+    with the same tensors; True the first) leave exactly what the plain launches leave."""
+    results = {}
+    for graphs, calls in [(False, 1), (None, 1), (None, 3), (True, 2)]:
+        case = build(name, "cuda")
+        inputs = [a.clone() if isinstance(a, torch.Tensor) else a for a in case["args"]]
+        opts = options(case)
+        opts.use_cuda_graphs = graphs
+        for _ in range(calls):
+            for a, saved in zip(case["args"], inputs):
+                if isinstance(a, torch.Tensor):
+                    a.copy_(saved)  # the same addresses, the same starting values
+            case["fn"](*case["args"], opts=opts)
+        torch.cuda.synchronize()
+        results[(graphs, calls)] = [out.clone() for out, _ in case["check"]]
+    plain = results.pop((False, 1))
+    for how, outs in results.items():
+        for k, (got, want) in enumerate(zip(outs, plain)):
+            assert torch.equal(got, want) or (
+                got.dtype.is_floating_point and torch.equal(got.isnan(), want.isnan())
+                and torch.equal(got.nan_to_num(), want.nan_to_num())), (name, how, k)

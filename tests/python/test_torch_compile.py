@@ -16,6 +16,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import parir_torch as parir
 from parir_torch import torch_ops
+from programs import repeated_scale
 from torch_programs import (TwoKernels, dict_scale, inputs, row_opts, scaled_add, sum_rows,
                             threads, two_kernels_reference)
 
@@ -330,3 +331,34 @@ def test_compiled_graph_from_the_fx_graph_cache_runs_in_a_fresh_process(tmp_path
         results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert results[0]["hits"] == 0 and results[1]["hits"] >= 1, results
     assert all(r["err"] < 1e-3 for r in results), results
+
+
+class HostLoopModel(torch.nn.Module):
+    """A model whose forward calls a jit function with a host loop (a kernel per step)."""
+
+    def __init__(self, steps, graphs):
+        super().__init__()
+        self.steps, self.graphs = steps, graphs
+
+    def forward(self, x):
+        y = x * 2.0
+        opts = parir.par({"i": parir.threads(x.shape[0])})
+        opts.use_cuda_graphs = self.graphs
+        repeated_scale(y, self.steps, x.shape[0], opts=opts)
+        return y + 1.0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("graphs", [None, True, False])
+def test_host_loop_under_reduce_overhead_matches_eager(graphs):
+    torch._dynamo.reset()
+    counters = torch._dynamo.utils.counters
+    counters.clear()
+    model = HostLoopModel(12, graphs)
+    compiled = torch.compile(model, mode="reduce-overhead", fullgraph=True)
+    for seed in range(5):  # warm-up, recording, then replays on new inputs
+        x = torch.rand(3001, generator=torch.Generator().manual_seed(seed)).cuda()
+        eager = HostLoopModel(12, False)(x)
+        out = compiled(x).clone()
+        assert torch.equal(out, eager), seed
+    assert counters["inductor"]["cudagraph_skips"] == 0
