@@ -12,13 +12,16 @@ per kernel, in one run.
   path's pieces (options key, argument key).
 * Host loops: jacobi_1d (npbench's L size, 8,499 time steps of two kernels on 34,000
   elements) per kernel, launched one by one (`use_cuda_graphs=False`), as a CUDA graph
-  (`True`), and by default (`None`: a graph from the second call on the same tensors), beside
-  torch eager.
+  (`True`; `None`: a graph from the second call on the same tensors), both with
+  `persistent_loops=False`, and with the default options (a persistent kernel where each
+  kernel fits one thread block cluster, N=16,384 here; else the graph), beside torch eager;
+  at npbench's L size (N=34,000) and at N=16,384.
 """
 
 import argparse
 import json
 import os
+import statistics
 import sys
 import timeit
 
@@ -69,9 +72,9 @@ def launcher_layers(fn, args, calls):
     return layers
 
 
-def host_loop(quick):
-    """jacobi_1d per kernel: ms per call and us per kernel for each way of running it."""
-    N, T = (3200, 100) if quick else (34000, 8500)
+def host_loop(N, T):
+    """jacobi_1d on N elements for T steps: ms per call and us per kernel for each way of
+    running it."""
     gen = torch.Generator(device="cuda").manual_seed(0)
     A0 = torch.rand(N, device="cuda", generator=gen) + 0.5
     B0 = torch.rand(N, device="cuda", generator=gen) + 0.5
@@ -90,14 +93,16 @@ def host_loop(quick):
         for _ in range(1, T):
             torch_step(A, B)
 
-    ways = [("parir, launched one by one", False), ("parir, CUDA graph", True),
-            ("parir, default (graph from the 2nd call)", None)]
-    for name, graphs in ways + [("torch eager", "torch")]:
+    ways = [("parir, launched one by one", False, False), ("parir, CUDA graph", True, False),
+            ("parir, graph from the 2nd call", None, False),
+            ("parir, default options", None, True)]
+    for name, graphs, persistent in ways + [("torch eager", "torch", None)]:
         if graphs == "torch":
             run = torch_run
         else:
             opts = parir.par({'i': parir.threads(N)})
             opts.use_cuda_graphs = graphs
+            opts.persistent_loops = persistent
             run = (lambda o: lambda _: jacobi_1d(A, B, T, opts=o))(opts)
         try:
             restore(None)
@@ -117,6 +122,22 @@ def host_loop(quick):
     return {"N": N, "T": T, "kernels": kernels, "rows": rows}
 
 
+def cached_call_rounds(calls, rounds):
+    """Each parir case over torch.add's time, timed back to back in each of `rounds` rounds:
+    the host's speed drifts, so each ratio compares neighbours in time. Median, min, max."""
+    per_round = []
+    for _ in range(rounds):
+        rows = host_overheads(calls, 3, other_launchers=False)
+        base = next(r["us_per_call"] for r in rows if r["name"].startswith("torch.add"))
+        per_round.append({r["name"]: r["us_per_call"] / base for r in rows
+                          if r["status"] == "ok" and not r["name"].startswith("torch.add")})
+    ratios = {}
+    for name in per_round[0]:
+        values = sorted(r[name] for r in per_round)
+        ratios[name] = {"median": statistics.median(values), "min": values[0], "max": values[-1]}
+    return {"rounds": rounds, "ratios": ratios}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -125,12 +146,14 @@ def main():
     n, calls = 1024, 2000 if args.quick else 10000
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
     results["cached_call"] = host_overheads(calls, 5, other_launchers=True)
+    results["cached_call_rounds"] = cached_call_rounds(calls, 3 if args.quick else 7)
     t = [torch.rand(n, device="cuda") + 0.5 for _ in range(16)]
     results["launcher_layers"] = {
         "add(a, b, c, N): 3 tensors": launcher_layers(add, (t[0], t[1], t[2], n), calls),
         "args16: 16 tensors": launcher_layers(args16, (*t, n), calls)}
     results["python_layers"] = python_layers(n)
-    results["host_loop"] = host_loop(args.quick)
+    results["host_loops"] = [host_loop(*size) for size in
+                             ([(3200, 100)] if args.quick else [(34000, 8500), (16384, 8500)])]
 
     torch_add = next(r["us_per_call"] for r in results["cached_call"]
                      if r["name"].startswith("torch.add"))
@@ -150,14 +173,20 @@ def main():
             f"{results['launcher_layers'][k][layer]:.2f}" for k in names) + " |")
     for k, v in results["python_layers"].items():
         lines.append(f"| Python: {k} | {v:.2f} |")
-    h = results["host_loop"]
-    lines += ["", f"## Host loop: jacobi_1d, N={h['N']}, {h['T'] - 1} steps x 2 kernels", "",
-              "| way | ms per call | us per kernel |", "|---|---|---|"]
-    for r in h["rows"]:
-        if r["status"] == "ok":
-            lines.append(f"| {r['name']} | {r['ms']:.2f} | {r['us_per_kernel']:.2f} |")
-        else:
-            lines.append(f"| {r['name']} | {r['status']} | |")
+    rounds = results["cached_call_rounds"]
+    lines += ["", f"## Cached call / torch.add, median over {rounds['rounds']} rounds "
+              "(each case and torch.add timed in turn, in one process)", "",
+              "| launcher | median ratio | min | max |", "|---|---|---|---|"]
+    for name, r in rounds["ratios"].items():
+        lines.append(f"| {name} | {r['median']:.2f}x | {r['min']:.2f}x | {r['max']:.2f}x |")
+    for h in results["host_loops"]:
+        lines += ["", f"## Host loop: jacobi_1d, N={h['N']}, {h['T'] - 1} steps x 2 kernels", "",
+                  "| way | ms per call | us per kernel |", "|---|---|---|"]
+        for r in h["rows"]:
+            if r["status"] == "ok":
+                lines.append(f"| {r['name']} | {r['ms']:.2f} | {r['us_per_kernel']:.2f} |")
+            else:
+                lines.append(f"| {r['name']} | {r['status']} | |")
     write_report(args.out, "launch.md", lines)
     with open(os.path.join(args.out, "launch.json"), "w") as f:
         json.dump(results, f, indent=1)

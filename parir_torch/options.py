@@ -212,6 +212,12 @@ FIELDS = (
               "tensor addresses and replayed on the current stream. None: when it pays, for "
               "launch plans with host loops, captured the second time a call passes the same "
               "tensors; True: always, captured on the first call; False: never"),
+    Field("persistent_loops", True, key=True, cpp=_flag,
+          doc="a host loop (a sequential loop around parallel ones) whose kernels each run at "
+              "most 16 blocks of one size also becomes one persistent kernel: a thread block "
+              "cluster runs every iteration, its blocks waiting for each other between "
+              "kernels, instead of a launch per kernel per iteration (on GPUs with clusters, "
+              "compute capability 9.0; elsewhere the loop runs as before)"),
     Field("force_int_size", None, key=True, cpp=_type_name,
           doc="the type (a parir.ElemSize, a torch dtype or parir.int32 and friends) of every "
               "integer value that has no type of its own: literals, Python int arguments, "

@@ -61,8 +61,11 @@ class KernelPrinter {
                 std::string& out)
       : prog_(p), k_(k), names_(names), out_(out) {}
 
-  void print() {
-    std::vector<std::string> params;
+  // The kernel as a __global__ function. With `block_function`, its code is a __device__
+  // function NAME_block taking the block index as its last argument, which the kernel calls
+  // with blockIdx.x and a persistent kernel (print_persistent_kernel) calls for each block.
+  void print(bool block_function = false) {
+    std::vector<std::string> params, args;
     for (const auto& name : k_.tensors) {
       const TensorType& t = prog_.tensors.at(name);
       bool written = std::find(k_.written.begin(), k_.written.end(), name) != k_.written.end();
@@ -71,10 +74,19 @@ class KernelPrinter {
     }
     for (const auto& v : k_.host_vars) params.push_back("int64_t " + names_(v));
     if (k_.bounds_checked) params.push_back("parir::BoundsError* parir_bounds");
-    line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{", k_.tpb,
-                     names_(k_.name), fmt::join(params, ", ")));
+    for (const auto& name : k_.tensors) args.push_back(names_(name));
+    for (const auto& v : k_.host_vars) args.push_back(names_(v));
+    const std::string kernel = fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({})",
+                                           k_.tpb, names_(k_.name), fmt::join(params, ", "));
+    if (block_function) {
+      params.push_back("int64_t parir_block_index");
+      line(fmt::format("__device__ __forceinline__ void {}_block({}) {{", names_(k_.name),
+                       fmt::join(params, ", ")));
+    } else {
+      line(kernel + " {");
+    }
     ++indent_;
-    grid_prologue();
+    grid_prologue(block_function ? "parir_block_index" : "blockIdx.x");
     for (const auto& [name, type] : k_.locals)
       line(fmt::format("{} {};", cuda_name(type.scalar), names_(name)));
     if (auto g = k_.root->as<GpuBlock>()) {
@@ -85,6 +97,12 @@ class KernelPrinter {
     }
     --indent_;
     line("}");
+    if (block_function) {
+      args.push_back("blockIdx.x");
+      line(kernel + " {");
+      line(fmt::format("  {}_block({});", names_(k_.name), fmt::join(args, ", ")));
+      line("}");
+    }
   }
 
  private:
@@ -116,7 +134,7 @@ class KernelPrinter {
   }
 
   // Which grid index each parallel level uses, decoded from blockIdx.x (innermost fastest).
-  void grid_prologue() {
+  void grid_prologue(const char* block_index) {
     std::vector<std::string> desc;
     for (size_t d = 0; d < k_.levels.size(); ++d)
       desc.push_back(fmt::format("level {}: {} {}", d, k_.levels[d].count,
@@ -126,7 +144,7 @@ class KernelPrinter {
                      fmt::join(desc, ", ")));
     size_t nblock_levels = k_.levels.size() - (k_.has_thread_level() ? 1 : 0);
     bool decode = k_.grid() > 1;
-    if (decode) line("int64_t parir_block = blockIdx.x;");
+    if (decode) line(fmt::format("int64_t parir_block = {};", block_index));
     if (k_.has_thread_level()) {
       if (k_.inner_blocks > 1) {
         line(fmt::format("const int64_t parir_t = (parir_block % {}) * {} + threadIdx.x;",
@@ -769,6 +787,56 @@ class FindsExternFunctions : public IRVisitor {
   }
 };
 
+// The kernels that persistent loops run (passes/fuse_host_loops.h).
+std::set<std::string> kernels_of_persistent_loops(const LaunchPlan& plan) {
+  std::set<std::string> out;
+  for (const auto& s : plan.steps)
+    if (!s.persistent.empty())
+      for (const auto& launch : s.body) out.insert(launch.kernel);
+  return out;
+}
+
+// The persistent kernel of host loop `loop`: one thread block cluster runs every iteration, its
+// blocks taking each kernel's blocks in turn, with a cluster barrier after each kernel (it
+// orders their global memory accesses: what a kernel wrote, the next one reads). Compiled for
+// a GPU without clusters it is empty; the runtime runs the loop there instead.
+void print_persistent_kernel(const SpecializedFunction& prog, const Lowered& lowered,
+                             const PlanStep& loop, const CudaNames& names, std::string& out) {
+  const PlanStep& fused = loop.persistent.front();
+  std::vector<std::string> params;
+  for (const auto& t : fused.args) {
+    bool written = false;
+    for (const auto& launch : loop.body)
+      for (const auto& k : lowered.kernels)
+        if (k.name == launch.kernel &&
+            std::find(k.written.begin(), k.written.end(), t) != k.written.end())
+          written = true;
+    params.push_back(fmt::format("{}{}* {}", written ? "" : "const ",
+                                 cuda_name(prog.tensors.at(t).elem), names(t)));
+  }
+  const std::string var = names(loop.var);
+  out += fmt::format("\n// The host loop over {} as one kernel: a cluster of up to {} blocks runs "
+                     "its {} launches per iteration.\n",
+                     var, fused.cluster, loop.body.size());
+  out += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n",
+                     fused.block, names(fused.kernel), fmt::join(params, ", "));
+  out += "#if __CUDA_ARCH__ >= 900\n";
+  out += "  const int64_t parir_rank = parir::cluster_rank(), parir_blocks = parir::cluster_size();\n";
+  out += fmt::format("  for (int64_t {} = {}L; {} < {}L; {} += {}L) {{\n", var,
+                     loop.lo->as<IntImm>()->value, var, loop.hi->as<IntImm>()->value, var,
+                     loop.step->as<IntImm>()->value);
+  for (const auto& launch : loop.body) {
+    std::vector<std::string> args;
+    for (const auto& a : launch.args) args.push_back(names(a));
+    args.push_back("parir_b");
+    out += fmt::format("    for (int64_t parir_b = parir_rank; parir_b < {}; parir_b += "
+                       "parir_blocks) {}_block({});\n",
+                       launch.grid, names(launch.kernel), fmt::join(args, ", "));
+    out += "    parir::cluster_sync();\n";
+  }
+  out += "  }\n#endif\n}\n";
+}
+
 bool uses_half_types(const SpecializedFunction& prog, const Lowered& lowered) {
   FindsHalfTypes finder;
   for (const auto& k : lowered.kernels) finder.visit(k.root);
@@ -789,10 +857,13 @@ std::string generate_cuda(const SpecializedFunction& prog, const Lowered& lowere
   for (const auto& k : lowered.kernels) externs.visit(k.root);
   for (const auto& h : externs.headers) out += fmt::format("#include \"{}\"\n", h);
   const CudaNames names(externs.names);
+  const std::set<std::string> fused = kernels_of_persistent_loops(lowered.plan);
   for (const auto& k : lowered.kernels) {
     out += "\n";
-    KernelPrinter(prog, k, names, out).print();
+    KernelPrinter(prog, k, names, out).print(fused.count(k.name) > 0);
   }
+  for (const auto& step : lowered.plan.steps)
+    if (!step.persistent.empty()) print_persistent_kernel(prog, lowered, step, names, out);
   // The plan launches kernels by the names the source defines them with.
   LaunchPlan plan = lowered.plan;
   for_each_launch(plan.steps, [&](PlanStep& step) { step.kernel = names(step.kernel); });

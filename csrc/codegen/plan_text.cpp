@@ -36,11 +36,17 @@ std::string identifier(const std::string& name) {
 
 std::string expr_text(const ExprPtr& e) { return to_string(RenameVars(identifier).mutate(e)); }
 
-void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& out) {
-  std::string pad = "//@ " + std::string(indent * 2, ' ');
+// `bare`: a launch's text alone, without the line's prefix (after "persistent ").
+void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& out,
+                 bool bare = false) {
+  std::string pad = bare ? "" : "//@ " + std::string(indent * 2, ' ');
   for (const auto& s : steps) {
     switch (s.kind) {
       case PlanStep::Kind::For:
+        for (const auto& p : s.persistent) {
+          out += pad + "persistent ";
+          print_steps({p}, 0, out, /*bare=*/true);
+        }
         out += fmt::format("{}for {} in range({}, {}, {}):\n", pad, identifier(s.var),
                            expr_text(s.lo), expr_text(s.hi), expr_text(s.step));
         print_steps(s.body, indent + 1, out);
@@ -397,12 +403,23 @@ class StepParser {
       if (l.text.rfind("launch ", 0) == 0) {
         out.push_back(parse_launch(l));
         ++i_;
+      } else if (l.text.rfind("persistent launch ", 0) == 0) {
+        // The loop on the next line as one kernel.
+        Line launch = l;
+        launch.text = l.text.substr(11);
+        PlanStep fused = parse_launch(launch);
+        ++i_;
+        if (i_ >= lines_.size() || lines_[i_].indent != indent ||
+            lines_[i_].text.rfind("for ", 0) != 0)
+          bad(l, "a 'persistent launch' line comes right before the for loop it runs");
+        out.push_back(for_step(lines_[i_], indent));
+        out.back().persistent.push_back(std::move(fused));
       } else if (l.text.rfind("for ", 0) == 0) {
         out.push_back(for_step(l, indent));
       } else if (l.text.rfind("if ", 0) == 0) {
         out.push_back(if_step(l, indent));
       } else {
-        bad(l, "expected 'for', 'if' or 'launch'");
+        bad(l, "expected 'for', 'if', 'launch' or 'persistent launch'");
       }
     }
     return out;

@@ -9,6 +9,7 @@
 #include "passes/detect_scans.h"
 #include "passes/expand_cooperative_calls.h"
 #include "passes/flatten_indices.h"
+#include "passes/fuse_host_loops.h"
 #include "passes/infer_types.h"
 #include "passes/lower_slices.h"
 #include "passes/map_parallelism.h"
@@ -135,6 +136,12 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Element accesses become offsets through the tensors' strides.
   flatten_indices(prog, lowered, opts.bounds_check);
   log.after("flatten_indices", dump(lowered));
+
+  // A host loop of small kernels becomes, in addition, one persistent kernel.
+  if (opts.persistent_loops) {
+    fuse_host_loops(lowered);
+    log.after("fuse_host_loops", dump(lowered));
+  }
 
   lowered.plan.cuda_graphs = opts.use_cuda_graphs;
   if (fn.source && fn.source->def_line > 0)

@@ -15,6 +15,7 @@ void for_each_launch(std::vector<PlanStep>& steps, const std::function<void(Plan
     if (s.kind == PlanStep::Kind::Launch) fn(s);
     for_each_launch(s.body, fn);
     for_each_launch(s.else_body, fn);
+    for_each_launch(s.persistent, fn);
   }
 }
 
@@ -24,6 +25,7 @@ void for_each_launch(const std::vector<PlanStep>& steps,
     if (s.kind == PlanStep::Kind::Launch) fn(s);
     for_each_launch(s.body, fn);
     for_each_launch(s.else_body, fn);
+    for_each_launch(s.persistent, fn);
   }
 }
 
@@ -37,6 +39,7 @@ void resolve_steps(LaunchPlan& plan, std::vector<PlanStep>& steps,
     resolve_steps(plan, s.body, loops);
     if (s.kind == PlanStep::Kind::For) loops.pop_back();
     resolve_steps(plan, s.else_body, loops);
+    resolve_steps(plan, s.persistent, loops);  // runs instead of the loop: outside it
     if (s.kind != PlanStep::Kind::Launch) continue;
 
     auto k = std::find(plan.kernels.begin(), plan.kernels.end(), s.kernel);

@@ -57,6 +57,11 @@ struct PlanStep {
   std::string var;
   ExprPtr lo, hi, step, cond;
   std::vector<PlanStep> body, else_body;
+  // For: the loop as one persistent kernel, when passes/fuse_host_loops.h made one (a Launch
+  // of a single thread block cluster that runs every iteration, "//@ persistent ..." before
+  // the for line); empty otherwise. The runtime launches it instead of the loop when the
+  // device can run the cluster, and runs the loop otherwise.
+  std::vector<PlanStep> persistent;
   // Launch
   std::string kernel;
   int64_t grid = 1, block = 1, shared_bytes = 0;
@@ -121,7 +126,8 @@ struct LaunchPlan {
   const PlanParam* param(const std::string& name) const;
 };
 
-// Calls `fn` on every launch step of the plan, in order, inside loops and both branches of ifs.
+// Calls `fn` on every launch step of the plan, in order, inside loops and both branches of ifs,
+// and on the persistent kernels of loops (after the loop's body).
 void for_each_launch(std::vector<PlanStep>& steps, const std::function<void(PlanStep&)>& fn);
 void for_each_launch(const std::vector<PlanStep>& steps,
                      const std::function<void(const PlanStep&)>& fn);

@@ -96,6 +96,7 @@ const Loaded& load() {
     sym(d.cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2");
     sym(d.cuStreamSynchronize, "cuStreamSynchronize");
     sym(d.cuLaunchKernelEx, "cuLaunchKernelEx");
+    sym(d.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters");
     sym(d.cuLinkCreate_v2, "cuLinkCreate_v2");
     sym(d.cuLinkAddData_v2, "cuLinkAddData_v2");
     sym(d.cuLinkAddFile_v2, "cuLinkAddFile_v2");

@@ -51,6 +51,8 @@ struct Driver {
   CUresult (*cuStreamSynchronize)(CUstream);
   // Launches with a thread block cluster size.
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
+  // Whether a persistent loop's cluster fits on the device.
+  CUresult (*cuOccupancyMaxActiveClusters)(int*, CUfunction, const CUlaunchConfig*);
   // The JIT linker, for programs that link device libraries (CompileOptions.libs).
   CUresult (*cuLinkCreate_v2)(unsigned int, CUjit_option*, void**, CUlinkState*);
   CUresult (*cuLinkAddData_v2)(CUlinkState, CUjitInputType, void*, size_t, const char*,

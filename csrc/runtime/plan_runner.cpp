@@ -41,16 +41,21 @@ int64_t eval_host_expr(const ExprPtr& e, const HostEnv& env) {
 namespace {
 
 void run_steps(const std::vector<PlanStep>& steps, HostEnv& env,
-               const std::function<void(const PlanStep&, const HostEnv&)>& launch) {
+               const std::function<void(const PlanStep&, const HostEnv&)>& launch,
+               bool persistent) {
   for (const auto& s : steps) {
     switch (s.kind) {
       case PlanStep::Kind::Launch:
         launch(s, env);
         break;
       case PlanStep::Kind::If:
-        run_steps(eval_host_expr(s.cond, env) ? s.body : s.else_body, env, launch);
+        run_steps(eval_host_expr(s.cond, env) ? s.body : s.else_body, env, launch, persistent);
         break;
       case PlanStep::Kind::For: {
+        if (persistent && !s.persistent.empty()) {
+          launch(s.persistent.front(), env);
+          break;
+        }
         int64_t lo = eval_host_expr(s.lo, env), hi = eval_host_expr(s.hi, env),
                 step = eval_host_expr(s.step, env);
         if (step == 0) fail("launch plan: range() step of '{}' is zero", s.var);
@@ -58,7 +63,7 @@ void run_steps(const std::vector<PlanStep>& steps, HostEnv& env,
         env.values.push_back(lo);
         for (int64_t v = lo; step > 0 ? v < hi : v > hi; v += step) {
           env.values.back() = v;
-          run_steps(s.body, env, launch);
+          run_steps(s.body, env, launch, persistent);
         }
         env.names.pop_back();
         env.values.pop_back();
@@ -71,9 +76,10 @@ void run_steps(const std::vector<PlanStep>& steps, HostEnv& env,
 }  // namespace
 
 void run_plan(const LaunchPlan& plan,
-              const std::function<void(const PlanStep&, const HostEnv&)>& launch) {
+              const std::function<void(const PlanStep&, const HostEnv&)>& launch,
+              bool persistent) {
   HostEnv env;
-  run_steps(plan.steps, env, launch);
+  run_steps(plan.steps, env, launch, persistent);
 }
 
 }  // namespace parir

@@ -22,8 +22,11 @@ struct HostEnv {
 };
 
 // Walks the plan, evaluating loops and conditions, and calls `launch` for every launch step.
+// With `persistent`, a loop that has a persistent kernel (PlanStep::persistent) is that one
+// launch instead of its iterations.
 void run_plan(const LaunchPlan& plan,
-              const std::function<void(const PlanStep& launch, const HostEnv& env)>& launch);
+              const std::function<void(const PlanStep& launch, const HostEnv& env)>& launch,
+              bool persistent = false);
 
 // Evaluates an int64 host expression (Python semantics for // and %). Throws on unknown names.
 int64_t eval_host_expr(const ExprPtr& e, const HostEnv& env);

@@ -89,6 +89,9 @@ struct Program::Module {
   };
   CUstream capture_stream = nullptr;
   std::vector<Graph> graphs;
+  // Host loops with a persistent kernel run as that kernel (PlanStep::persistent): the GPU has
+  // thread block clusters and each such kernel's cluster fits on it.
+  bool persistent = false;
 };
 
 namespace {
@@ -308,14 +311,21 @@ const Program::Module& Program::module_for(int device, CUstream stream, bool cap
   ++loaded_modules;
   // Resolve every kernel now, so that launching needs no lock and no lookup by name. Each
   // kernel may use the largest cluster it is launched with.
+  // Persistent loops' kernels run only on GPUs with clusters (compiled for others, they are
+  // empty and never launched).
+  const bool clusters = major >= 9;
   std::vector<int64_t> cluster(plan_.kernels.size(), 1);
+  std::vector<bool> persistent(plan_.kernels.size(), false);
+  for (const auto& s : plan_.steps)
+    for (const auto& p : s.persistent) persistent[p.kernel_index] = true;
   for_each_launch(plan_.steps, [&](const PlanStep& step) {
     cluster[step.kernel_index] = std::max(cluster[step.kernel_index], step.cluster);
   });
   try {
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
       CUfunction f = lookup_function(drv, m->module, plan_.kernels[k]);
-      if (cluster[k] > 8)  // beyond the portable cluster size (H100 and H200 allow 16)
+      // Beyond the portable cluster size (H100 and H200 allow 16).
+      if (cluster[k] > 8 && (clusters || !persistent[k]))
         drv.check(
             drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
             "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
@@ -323,6 +333,7 @@ const Program::Module& Program::module_for(int device, CUstream stream, bool cap
     }
     if (!plan_.bounds_sites.empty())
       drv.check(drv.cuMemAlloc_v2(&m->bounds, kBoundsErrorBytes), "cuMemAlloc");
+    m->persistent = clusters && persistent_loops_fit(drv, *m);
   } catch (...) {
     drv.cuModuleUnload(m->module);  // nothing of it has run yet
     --loaded_modules;
@@ -544,6 +555,46 @@ void Program::report_bounds_violation(const Module& mod, CUstream stream) const 
        c.extent == 1 ? "" : "s", -c.extent, c.extent - 1, c.kernel);
 }
 
+namespace {
+
+// The configuration of launch `step` as a thread block cluster on `stream`; `attr` holds the
+// cluster's size, which the configuration points to.
+CUlaunchConfig cluster_launch(const PlanStep& step, CUstream stream, CUlaunchAttribute& attr) {
+  attr = CUlaunchAttribute{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = static_cast<unsigned>(step.cluster);
+  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(step.grid);
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = static_cast<unsigned>(step.block);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(step.shared_bytes);
+  config.hStream = stream;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  return config;
+}
+
+}  // namespace
+
+bool Program::persistent_loops_fit(const Driver& drv, const Module& mod) const {
+  bool any = false;
+  for (const auto& s : plan_.steps) {
+    for (const auto& p : s.persistent) {
+      CUlaunchAttribute cluster;
+      CUlaunchConfig config = cluster_launch(p, nullptr, cluster);
+      int clusters = 0;
+      if (drv.cuOccupancyMaxActiveClusters(&clusters, mod.functions[p.kernel_index], &config) !=
+              CUDA_SUCCESS ||
+          clusters < 1)
+        return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
 void Program::launch_plan(const Module& mod, CUstream stream, void* const* params) const {
   const Driver& drv = Driver::get();
   run_plan(plan_, [&](const PlanStep& step, const HostEnv& env) {
@@ -574,19 +625,8 @@ void Program::launch_plan(const Module& mod, CUstream stream, void* const* param
     }
     CUfunction f = mod.functions[step.kernel_index];
     if (step.cluster > 1) {
-      CUlaunchAttribute cluster{};
-      cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      cluster.value.clusterDim.x = static_cast<unsigned>(step.cluster);
-      cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
-      CUlaunchConfig config{};
-      config.gridDimX = static_cast<unsigned>(step.grid);
-      config.gridDimY = config.gridDimZ = 1;
-      config.blockDimX = static_cast<unsigned>(step.block);
-      config.blockDimY = config.blockDimZ = 1;
-      config.sharedMemBytes = static_cast<unsigned>(step.shared_bytes);
-      config.hStream = stream;
-      config.attrs = &cluster;
-      config.numAttrs = 1;
+      CUlaunchAttribute cluster;
+      CUlaunchConfig config = cluster_launch(step, stream, cluster);
       drv.check(drv.cuLaunchKernelEx(&config, f, args.data(), nullptr), "cuLaunchKernelEx");
       return;
     }
@@ -595,7 +635,7 @@ void Program::launch_plan(const Module& mod, CUstream stream, void* const* param
                                  static_cast<unsigned>(step.shared_bytes), stream, args.data(),
                                  nullptr),
               "cuLaunchKernel");
-  });
+  }, mod.persistent);
 }
 
 int64_t loaded_module_count() { return loaded_modules.load(); }

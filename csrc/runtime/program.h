@@ -21,6 +21,8 @@
 
 namespace parir::runtime {
 
+struct Driver;
+
 // Compiles `source` for `arch` through the disk cache: a hit skips NVRTC. Says which it was,
 // and how long NVRTC took, to `log` (or at once when null), naming the program `what`.
 NvrtcOutput compile_cached(const std::string& source, const std::string& arch,
@@ -90,6 +92,8 @@ class Program {
   // The plan as a CUDA graph (LaunchPlan::cuda_graphs), captured once per set of tensors.
   // Under CudaGraphs::Auto, a set of tensors seen for the first time is launched plainly.
   void launch_graph(const Module& mod, CUstream stream, void* const* params, size_t count) const;
+  // Whether every persistent loop's cluster fits on the module's device.
+  bool persistent_loops_fit(const Driver& drv, const Module& mod) const;
   // After a bounds-checked launch: waits for it and raises the first violation it recorded.
   void report_bounds_violation(const Module& mod, CUstream stream) const;
 

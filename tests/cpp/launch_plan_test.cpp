@@ -42,6 +42,29 @@ TEST(LaunchPlan, CudaGraphsFlagRoundTrips) {
   EXPECT_EQ(parse_plan(print_plan(plan)).cuda_graphs, CudaGraphs::Off);
 }
 
+TEST(LaunchPlan, PersistentLoopRoundTripsAndRunsInsteadOfTheLoop) {
+  std::string src = kSource;
+  src.replace(src.find("//@ for"), 0,
+              "//@ persistent launch jacobi_loop0 grid(7) block(128) cluster(7) (A, B)\n");
+  LaunchPlan plan = parse_plan(src);
+  ASSERT_EQ(plan.steps.size(), 1u);
+  ASSERT_EQ(plan.steps[0].persistent.size(), 1u);
+  const PlanStep& fused = plan.steps[0].persistent[0];
+  EXPECT_EQ(fused.cluster, 7);
+  EXPECT_EQ(plan.kernels.back(), "jacobi_loop0");  // resolved like any launch
+  EXPECT_EQ(print_plan(parse_plan(print_plan(plan))), print_plan(plan));
+  std::vector<std::string> plain, persistent;
+  run_plan(plan, [&](const PlanStep& s, const HostEnv&) { plain.push_back(s.kernel); });
+  run_plan(plan, [&](const PlanStep& s, const HostEnv&) { persistent.push_back(s.kernel); },
+           /*persistent=*/true);
+  EXPECT_EQ(plain.size(), 5u);  // t = 1, 3, 5, 7, 9
+  EXPECT_EQ(persistent, std::vector<std::string>{"jacobi_loop0"});
+  // The line belongs right before its loop.
+  std::string stray = kSource;
+  stray += "//@ persistent launch jacobi_loop0 grid(7) block(128) cluster(7) (A, B)\n";
+  EXPECT_THROW(parse_plan(stray), Error);
+}
+
 TEST(LaunchPlan, TemporariesFollowTheParameters) {
   std::string src = kSource;
   src.replace(src.find("//@ for"), 0, "//@ temp partial0 float64[3, 4]\n");

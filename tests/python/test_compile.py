@@ -156,3 +156,21 @@ def test_gpu_block_is_cut_at_loops_that_need_blocks():
 def test_default_threads_per_block_is_the_compilers():
     assert parir.threads(64).threads_per_block == _C.DEFAULT_THREADS_PER_BLOCK == 1024
     assert parir.threads(64).tpb(128).threads_per_block == 128
+
+
+def test_small_host_loops_get_a_persistent_kernel_that_compiles_everywhere():
+    x = torch.empty(3000, device="meta")
+    opts = parir.par({"i": parir.threads(3000)})
+    src = parir.print_compiled(repeated_scale, [x, 50, 3000], opts)
+    assert "//@ persistent launch repeated_scale_loop0 grid(3) block(1024) cluster(3) (x)" in src
+    # For GPUs without clusters the persistent kernel compiles empty; the loop runs there.
+    for arch in ("sm_80", "sm_90"):
+        binary, is_cubin, _ = _C.nvrtc_compile(src, arch)
+        assert is_cubin and binary
+    opts.persistent_loops = False
+    assert "persistent" not in parir.print_compiled(repeated_scale, [x, 50, 3000], opts)
+    # Kernels of more blocks than a cluster holds (16) stay a loop of launches.
+    big = torch.empty(17 * 1024, device="meta")
+    src = parir.print_compiled(repeated_scale, [big, 5, 17 * 1024],
+                               parir.par({"i": parir.threads(17 * 1024)}))
+    assert "persistent" not in src

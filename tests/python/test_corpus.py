@@ -170,23 +170,26 @@ def _host_loop_cases():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", _host_loop_cases())
-def test_host_loops_as_cuda_graphs_match_the_plain_launches(name):
+def test_host_loops_as_graphs_and_persistent_kernels_match_the_plain_launches(name):
     """A host loop's launches replayed as a CUDA graph (the default captures the second call
-    with the same tensors; True the first) leave exactly what the plain launches leave."""
+    with the same tensors; True the first), or run as one persistent kernel (the default where
+    the kernels are small), leave exactly what the plain launches leave."""
     results = {}
-    for graphs, calls in [(False, 1), (None, 1), (None, 3), (True, 2)]:
+    for graphs, calls, persistent in [(False, 1, False), (None, 1, True), (None, 3, True),
+                                      (True, 2, True), (None, 3, False), (False, 2, True)]:
         case = build(name, "cuda")
         inputs = [a.clone() if isinstance(a, torch.Tensor) else a for a in case["args"]]
         opts = options(case)
         opts.use_cuda_graphs = graphs
+        opts.persistent_loops = persistent
         for _ in range(calls):
             for a, saved in zip(case["args"], inputs):
                 if isinstance(a, torch.Tensor):
                     a.copy_(saved)  # the same addresses, the same starting values
             case["fn"](*case["args"], opts=opts)
         torch.cuda.synchronize()
-        results[(graphs, calls)] = [out.clone() for out, _ in case["check"]]
-    plain = results.pop((False, 1))
+        results[(graphs, calls, persistent)] = [out.clone() for out, _ in case["check"]]
+    plain = results.pop((False, 1, False))
     for how, outs in results.items():
         for k, (got, want) in enumerate(zip(outs, plain)):
             assert torch.equal(got, want) or (

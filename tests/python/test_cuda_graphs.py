@@ -102,9 +102,10 @@ def _calls(prog, size, device, seed=5):
     return prog.parir_calls(st) if device == "meta" else (st, prog.parir_calls(st))
 
 
-def _run(prog, graphs, calls=1, seed=5):
-    """The program's parir calls at its quick size with use_cuda_graphs=`graphs`, `calls` times
-    from the same inputs (restored between calls, in place: same addresses); the outputs."""
+def _run(prog, graphs, calls=1, seed=5, persistent=True):
+    """The program's parir calls at its quick size with use_cuda_graphs=`graphs` and
+    persistent_loops=`persistent`, `calls` times from the same inputs (restored between calls,
+    in place: same addresses); the outputs."""
     st, steps = _calls(prog, "quick", "cuda", seed)
     pristine = {k: v.clone() for k, v in st.items() if isinstance(v, torch.Tensor)}
     for _ in range(calls):
@@ -112,6 +113,7 @@ def _run(prog, graphs, calls=1, seed=5):
             st[k].copy_(v)
         for fn, args, opts in steps:
             opts.use_cuda_graphs = graphs
+            opts.persistent_loops = persistent
             fn(*args, opts=opts)
     torch.cuda.synchronize()
     return {k: st[k].clone() for k in prog.outputs}
@@ -119,8 +121,8 @@ def _run(prog, graphs, calls=1, seed=5):
 
 @pytest.mark.parametrize("prog", _host_loop_programs(), ids=lambda p: p.name)
 def test_host_loop_programs_give_the_plain_path_results_as_graphs(prog):
-    plain = _run(prog, False)
-    for graphs, calls in [(None, 1), (None, 3), (True, 1), (True, 2)]:
+    plain = _run(prog, False, persistent=False)
+    for graphs, calls in [(None, 1), (None, 3), (True, 1), (True, 2), (False, 1)]:
         got = _run(prog, graphs, calls)
         for k in prog.outputs:
             assert torch.equal(got[k], plain[k]), (prog.name, k, graphs, calls)
@@ -168,3 +170,26 @@ def test_host_loop_with_auto_graphs_inside_torch_cuda_graph_capture(rng):
         for t in range(steps):
             expected = expected * 0.5 + t
     torch.testing.assert_close(y.double(), expected, rtol=1e-5, atol=1e-4)
+
+
+# ----- host loops as persistent kernels (CompileOptions.persistent_loops) ---------------------
+
+@pytest.mark.parametrize("n", [1, 31, 1000, 15 * 1024 + 1, 16 * 1024])
+def test_persistent_loop_matches_the_launches(n, rng):
+    from programs import repeated_scale
+
+    x = torch.rand(n, generator=rng).cuda()
+    results = []
+    for persistent in (False, True):
+        y = x.clone()
+        opts = parir.par({"i": parir.threads(n)})
+        opts.persistent_loops = persistent
+        opts.use_cuda_graphs = False
+        repeated_scale(y, 37, n, opts=opts)
+        results.append(y)
+    torch.cuda.synchronize()
+    assert torch.equal(results[0], results[1])
+    expected = x.double()
+    for t in range(37):
+        expected = expected * 0.5 + t
+    torch.testing.assert_close(results[1].double(), expected, rtol=1e-5, atol=1e-3)
