@@ -81,7 +81,10 @@ def load(program):
 
 _KERNEL = re.compile(r'extern "C" __global__ void __launch_bounds__\((\d+)\) (\S+?)\((.*?)\) \{')
 _PARAM = re.compile(r"^//@ param (\S+) (\w+)\[([^\]]*)\] strides\(([^)]*)\) (in|inout)$")
-_LAUNCH = re.compile(r"^//@\s+launch (\S+) grid\(([^)]*)\) block\((\d+)\) \((.*)\)$")
+# A launch line, or a host loop's persistent kernel ("persistent launch", before its loop);
+# shared(...) and cluster(...) may follow the block.
+_LAUNCH = re.compile(r"^//@\s+(?:persistent )?launch (\S+) grid\(([^)]*)\) block\((\d+)\)"
+                     r"(?: shared\(\d+\))?(?: cluster\(\d+\))? \((.*)\)$")
 _FOR = re.compile(r"^//@\s+for (\S+) in range\(")
 _TEMP = re.compile(r"^//@ temp (\S+) (\w+)\[([^\]]*)\]$")
 
