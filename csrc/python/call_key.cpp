@@ -2,7 +2,6 @@
 
 #include <torch/csrc/autograd/python_variable.h>
 
-#include <cstring>
 #include <vector>
 
 namespace parir {
@@ -19,13 +18,6 @@ bool is_key_tensor(PyObject* o) {
   return false;
 }
 
-// Appends the bytes of a value of trivially copyable type.
-template <typename T> void put(std::string& out, const T& v) {
-  char b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  out.append(b, sizeof(T));
-}
-
 // Appends argument `o`'s encoding, a tag then fixed-width fields (so that no two argument
 // lists share an encoding); false for an argument call_key does not encode.
 bool encode_argument(PyObject* o, std::string& out) {
@@ -39,12 +31,12 @@ bool encode_argument(PyObject* o, std::string& out) {
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (overflow) return false;  // the converting path reports it
     out.push_back('i');
-    put<int64_t>(out, v);
+    put_bytes<int64_t>(out, v);
     return true;
   }
   if (PyFloat_CheckExact(o)) {
     out.push_back('f');
-    put<double>(out, PyFloat_AS_DOUBLE(o));
+    put_bytes<double>(out, PyFloat_AS_DOUBLE(o));
     return true;
   }
   if (!is_key_tensor(o)) return false;
@@ -54,9 +46,9 @@ bool encode_argument(PyObject* o, std::string& out) {
   out.push_back(static_cast<char>(t.scalar_type()));
   out.push_back(static_cast<char>(t.device().type()));
   out.push_back(static_cast<char>(t.device().index()));
-  put<int64_t>(out, t.dim());
-  for (int64_t s : t.sizes()) put<int64_t>(out, s);
-  for (int64_t s : t.strides()) put<int64_t>(out, s);
+  put_bytes<int64_t>(out, t.dim());
+  for (int64_t s : t.sizes()) put_bytes<int64_t>(out, s);
+  for (int64_t s : t.strides()) put_bytes<int64_t>(out, s);
   return true;
 }
 
@@ -65,7 +57,7 @@ bool encode_argument(PyObject* o, std::string& out) {
 bool encode_arguments(PyObject* args, std::string& out) {
   if (!PyTuple_Check(args)) return false;
   const Py_ssize_t n = PyTuple_GET_SIZE(args);
-  put<int64_t>(out, n);
+  put_bytes<int64_t>(out, n);
   for (Py_ssize_t i = 0; i < n; ++i)
     if (!encode_argument(PyTuple_GET_ITEM(args, i), out)) return false;
   return true;

@@ -3,6 +3,7 @@
 
 #include <torch/extension.h>
 
+#include <cstring>
 #include <string>
 
 namespace parir {
@@ -18,6 +19,13 @@ namespace parir {
 //   register_key_tensor_type(type) -> None
 //     Makes tensors of exactly this type (torch.Tensor, nn.Parameter, ...) part of call_key.
 void add_call_key(pybind11::module& m);
+
+// Appends the bytes of a value of trivially copyable type (the keys' fixed-width fields).
+template <typename T> void put_bytes(std::string& out, const T& v) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  out.append(b, sizeof(T));
+}
 
 // call_key's encoding of the argument tuple `args`, appended to `out`; false when call_key
 // would return None.

@@ -1,6 +1,5 @@
 #include "python/call_table.h"
 
-#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -11,12 +10,6 @@ namespace parir {
 namespace {
 
 namespace py = pybind11;
-
-template <typename T> void put(std::string& out, const T& v) {
-  char b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  out.append(b, sizeof(T));
-}
 
 struct Table {
   py::object default_options;
@@ -44,7 +37,7 @@ bool encode_value(const Table& t, PyObject* v, std::string& out) {
     long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (overflow) return false;
     out.push_back('i');
-    put<int64_t>(out, x);
+    put_bytes<int64_t>(out, x);
     return true;
   }
   if (PyUnicode_CheckExact(v)) {
@@ -55,7 +48,7 @@ bool encode_value(const Table& t, PyObject* v, std::string& out) {
       return false;
     }
     out.push_back('s');
-    put<int64_t>(out, n);
+    put_bytes<int64_t>(out, n);
     out.append(s, static_cast<size_t>(n));
     return true;
   }
@@ -63,7 +56,7 @@ bool encode_value(const Table& t, PyObject* v, std::string& out) {
     const bool list = PyList_CheckExact(v);
     const Py_ssize_t n = list ? PyList_GET_SIZE(v) : PyTuple_GET_SIZE(v);
     out.push_back(list ? 'l' : 'u');
-    put<int64_t>(out, n);
+    put_bytes<int64_t>(out, n);
     for (Py_ssize_t i = 0; i < n; ++i)
       if (!encode_value(t, list ? PyList_GET_ITEM(v, i) : PyTuple_GET_ITEM(v, i), out))
         return false;
@@ -71,7 +64,7 @@ bool encode_value(const Table& t, PyObject* v, std::string& out) {
   }
   if (PyDict_CheckExact(v)) {
     out.push_back('d');
-    put<int64_t>(out, PyDict_GET_SIZE(v));
+    put_bytes<int64_t>(out, PyDict_GET_SIZE(v));
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(v, &pos, &key, &value))  // insertion order, as options_key reads it

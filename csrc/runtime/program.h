@@ -60,9 +60,6 @@ class Program {
   // as a CUDA graph (LaunchPlan::cuda_graphs) is captured once per set of tensor addresses and
   // replayed.
   void launch(int device, CUstream stream, void* const* params, size_t count) const;
-  void launch(int device, CUstream stream, const std::vector<void*>& params) const {
-    launch(device, stream, params.data(), params.size());
-  }
 
   // Compiles and loads for `device` now, e.g. before a CUDA graph capture. `stream` (may be
   // null) is checked not to be capturing.
