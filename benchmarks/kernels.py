@@ -90,6 +90,29 @@ def col_sums_slice(x, y, N, M):
     y[:] = parir.sum(x[:, :], axis=0)
 
 
+@parir.jit
+def layer_norm(x, w, b, out, N, D, eps):
+    parir.label('N')
+    for i in range(N):
+        parir.label('D')
+        mean = parir.sum(x[i, :]) / D
+        parir.label('D')
+        var = parir.sum((x[i, :] - mean) * (x[i, :] - mean)) / D
+        rstd = 1.0 / parir.sqrt(var + eps)
+        parir.label('D')
+        out[i, :] = (x[i, :] - mean) * rstd * w[:] + b[:]
+
+
+@parir.jit
+def stencil_2d(x, y, N, M):
+    # The 5-point average over the interior; the border of y is left as it is.
+    parir.label('i')
+    for i in range(1, N - 1):
+        parir.label('j')
+        for j in range(1, M - 1):
+            y[i, j] = 0.2 * (x[i, j] + x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1])
+
+
 # Tiny kernels with 1, 4 and 16 tensor arguments, for the per-call host overhead.
 
 @parir.jit

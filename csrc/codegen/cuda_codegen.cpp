@@ -139,8 +139,11 @@ class KernelPrinter {
     for (size_t d = 0; d < k_.levels.size(); ++d)
       desc.push_back(fmt::format("level {}: {} {}", d, k_.levels[d].count,
                                  k_.levels[d].threads ? "threads" : "blocks"));
-    line(fmt::format("// grid({}) block({}){}; {}", k_.grid(), k_.tpb,
+    line(fmt::format("// grid({}) block({}){}{}; {}", k_.grid(), k_.tpb,
                      k_.cluster > 1 ? fmt::format(" cluster({})", k_.cluster) : "",
+                     k_.lanes > 1   ? fmt::format(" lanes({})", k_.lanes)
+                     : k_.warps > 1 ? fmt::format(" warps({})", k_.warps)
+                                    : "",
                      fmt::join(desc, ", ")));
     size_t nblock_levels = k_.levels.size() - (k_.has_thread_level() ? 1 : 0);
     bool decode = k_.grid() > 1;
@@ -150,26 +153,43 @@ class KernelPrinter {
         line(fmt::format("const int64_t parir_t = (parir_block % {}) * {} + threadIdx.x;",
                          k_.inner_blocks, k_.tpb));
         if (nblock_levels > 0) line(fmt::format("parir_block /= {};", k_.inner_blocks));
+      } else if (k_.lanes > 1) {
+        line(fmt::format("const int64_t parir_t = threadIdx.x / {};", k_.lanes));
+      } else if (k_.warps > 1) {
+        line("const int64_t parir_t = threadIdx.x % 32;");
       } else {
         line("const int64_t parir_t = threadIdx.x;");
       }
     }
     for (size_t i = nblock_levels; i-- > 0;) {
-      if (k_.levels[i].count == 1 || !decode) {
-        line(fmt::format("const int64_t parir_b{} = 0;", i));
+      // The innermost level over blocks may run several of its iterations per block, side by
+      // side on the lanes or on the warps.
+      const bool innermost = i + 1 == nblock_levels;
+      const int64_t lanes = innermost ? k_.lanes * k_.warps : 1;
+      const std::string within = !innermost  ? "0"
+                                 : k_.lanes > 1 ? fmt::format("threadIdx.x % {}", k_.lanes)
+                                 : k_.warps > 1 ? "threadIdx.x / 32"
+                                                : "0";
+      const std::string lane = lanes > 1 ? fmt::format(" * {} + {}", lanes, within) : "";
+      const int64_t blocks = k_.levels[i].count / lanes;
+      if (blocks == 1 || !decode) {
+        line(fmt::format("const int64_t parir_b{} = {};", i, within));
         continue;
       }
-      line(fmt::format("const int64_t parir_b{} = parir_block % {};", i, k_.levels[i].count));
-      if (i > 0) line(fmt::format("parir_block /= {};", k_.levels[i].count));
+      line(fmt::format("const int64_t parir_b{} = (parir_block % {}){};", i, blocks, lane));
+      if (i > 0) line(fmt::format("parir_block /= {};", blocks));
     }
   }
 
   // The thread that writes for a block, or for a cluster of blocks.
   std::string writer() const {
+    if (k_.lanes > 1) return fmt::format("threadIdx.x < {}", k_.lanes);  // one per lane
+    if (k_.warps > 1) return "threadIdx.x % 32 == 0";  // one per warp
     return k_.cluster > 1 ? "threadIdx.x == 0 && parir::cluster_rank() == 0" : "threadIdx.x == 0";
   }
   // The barrier between the threads that share block-level code.
   std::string barrier() const {
+    if (k_.warps > 1) return "__syncwarp();";
     return k_.cluster > 1 ? "parir::cluster_sync();" : "__syncthreads();";
   }
 
@@ -567,7 +587,11 @@ class KernelPrinter {
   void reduction_result(const Reduction& r) {
     const std::string& acc = r.acc;
     if (r.is_index()) return index_reduction_result(r);
-    line(fmt::format("{} = parir::block_reduce({}, {}());", acc, acc, op_struct(r.op)));
+    line(fmt::format("{} = parir::{}({}, {}());", acc,
+                     k_.lanes > 1   ? fmt::format("lane_reduce<{}>", k_.lanes)
+                     : k_.warps > 1 ? "warp_reduce"
+                                    : "block_reduce",
+                     acc, op_struct(r.op)));
     if (k_.cluster > 1)
       line(fmt::format("{} = parir::cluster_reduce({}, {}());", acc, acc, op_struct(r.op)));
     auto target = r.target->as<FlatLoad>();

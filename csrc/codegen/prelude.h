@@ -237,6 +237,27 @@ template <typename T, typename Op> PARIR_FN T block_reduce(T v, Op op) {
   return v;
 }
 
+// Combines `v` over the 32 threads of the warp; every thread gets the result. All of the warp's
+// threads must call it.
+template <typename T, typename Op> PARIR_FN T warp_reduce(T v, Op op) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Combines `v` over the threads of the block that share a lane (threadIdx.x % Lanes): a block
+// whose lanes run different iterations of a loop over blocks reduces each iteration's values
+// apart. Every thread gets its lane's result, combined in the same order (thread order) in each.
+// All threads of the block must call it; blockDim.x is a multiple of Lanes, at most 1024.
+template <int Lanes, typename T, typename Op> PARIR_FN T lane_reduce(T v, Op op) {
+  __shared__ T partial[1024];
+  __syncthreads();  // an earlier lane_reduce on T may still be reading `partial`
+  partial[threadIdx.x] = v;
+  __syncthreads();
+  T total = Op::template identity<T>();
+  for (unsigned t = threadIdx.x % Lanes; t < blockDim.x; t += Lanes) total = op(total, partial[t]);
+  return total;
+}
+
 // Index reductions (argmax, argmin) combine (value, index) pairs. Whether (v, i) comes before
 // (w, j): the larger value for Max, the smaller for Min, a NaN before any number, and of equal
 // values (two NaNs too) the lower index, which a sequential pass would have met first. With

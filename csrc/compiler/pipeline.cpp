@@ -11,6 +11,7 @@
 #include "passes/flatten_indices.h"
 #include "passes/fuse_host_loops.h"
 #include "passes/infer_types.h"
+#include "passes/keep_rows_in_registers.h"
 #include "passes/lower_slices.h"
 #include "passes/map_parallelism.h"
 #include "passes/simplify.h"
@@ -132,6 +133,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Parallel levels map onto blocks and threads.
   map_parallelism(prog, lowered, opts);
   log.after("map_parallelism", dump(lowered));
+
+  // Threads that walk one row in several loops keep their elements of it in registers.
+  keep_rows_in_registers(prog, lowered);
+  log.after("keep_rows_in_registers", dump(lowered));
 
   // Element accesses become offsets through the tensors' strides.
   flatten_indices(prog, lowered, opts.bounds_check);

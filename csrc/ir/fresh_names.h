@@ -13,6 +13,8 @@ class FreshNames {
   explicit FreshNames(const SpecializedFunction& prog);
   // "<base><n>" for the smallest n not in use; the name is then in use.
   std::string make(const std::string& base);
+  // Names in use elsewhere (a kernel's body, after the program was split into kernels).
+  void reserve(const std::set<std::string>& names) { used_.insert(names.begin(), names.end()); }
 
  private:
   std::set<std::string> used_;

@@ -22,6 +22,16 @@ struct Kernel {
   int64_t tpb = 1;              // threads per block (blockDim.x)
   int64_t inner_blocks = 1;     // blocks that the innermost level spans
   int64_t cluster = 1;          // > 1: those blocks form a thread block cluster
+  // > 1: a block runs this many iterations of the innermost loop over blocks side by side, one
+  // per lane (threadIdx.x % lanes), its threads of the inner level being threadIdx.x / lanes;
+  // so that neighbouring threads access neighbouring elements when that loop walks the
+  // contiguous dimension (map_parallelism). That level's count is a multiple of lanes.
+  int64_t lanes = 1;
+  // > 1: each warp runs its own iterations of the innermost loop over blocks, this many of them
+  // side by side in a block (the iteration's number within the block is threadIdx.x / 32); the
+  // inner level is the warp's 32 threads, whose barriers and reductions are the warp's. For
+  // short rows (map_parallelism). That level's count is a multiple of warps.
+  int64_t warps = 1;
   std::vector<std::string> tensors;    // tensor parameters used, in parameter order
   std::vector<std::string> written;    // the subset the kernel stores to
   std::vector<std::string> host_vars;  // host loop variables the kernel reads (int64)
@@ -35,7 +45,7 @@ struct Kernel {
     int64_t g = inner_blocks;
     for (const auto& l : levels)
       if (!l.threads) g *= l.count;
-    return g;
+    return g / lanes / warps;
   }
   bool has_thread_level() const { return !levels.empty() && levels.back().threads; }
 };

@@ -187,4 +187,27 @@ bool contains_reduction(const StmtPtr& s) {
   return f.found;
 }
 
+std::set<std::string> assigned_names(const Body& body) {
+  class Assigned : public IRVisitor {
+   public:
+    std::set<std::string> names;
+
+   protected:
+    void visit_node(const Assign* n) override {
+      if (auto v = n->target->as<Var>()) names.insert(v->name);
+      IRVisitor::visit_node(n);
+    }
+    void visit_node(const AtomicUpdate* n) override {
+      if (n->result) names.insert(n->result->as<Var>()->name);
+      IRVisitor::visit_node(n);
+    }
+    void visit_node(const For* n) override {
+      names.insert(n->var);
+      IRVisitor::visit_node(n);
+    }
+  } a;
+  a.visit(body);
+  return a.names;
+}
+
 }  // namespace parir

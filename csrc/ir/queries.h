@@ -32,6 +32,9 @@ bool contains(const Body& body, ExprKind kind);
 bool contains(const ExprPtr& e, ExprKind kind);
 bool contains(const Body& body, StmtKind kind);
 
+// The locals and loop variables that the body assigns (atomic updates' result locals too).
+std::set<std::string> assigned_names(const Body& body);
+
 // Every name the body binds or reads: locals, loop variables, reduction accumulators and the
 // tensors it indexes.
 std::set<std::string> names_in(const Body& body);

@@ -277,29 +277,6 @@ class RewriteArgUpdate : public IRMutator {
     return false;
   }
 
-  // The locals and loop variables that a body assigns.
-  static std::set<std::string> assigned_names(const Body& body) {
-    class Assigned : public IRVisitor {
-     public:
-      std::set<std::string> names;
-
-     protected:
-      void visit_node(const Assign* n) override {
-        if (auto v = n->target->as<Var>()) names.insert(v->name);
-        IRVisitor::visit_node(n);
-      }
-      void visit_node(const AtomicUpdate* n) override {
-        if (n->result) names.insert(n->result->as<Var>()->name);
-        IRVisitor::visit_node(n);
-      }
-      void visit_node(const For* n) override {
-        names.insert(n->var);
-        IRVisitor::visit_node(n);
-      }
-    } a;
-    a.visit(body);
-    return a.names;
-  }
 
   static ExprPtr beats(ReduceOp op, const ExprPtr& a, const ExprPtr& b, Loc l) {
     return binary(op == ReduceOp::Max ? BinaryOp::Gt : BinaryOp::Lt, a, b, l,

@@ -1,6 +1,8 @@
 #include "passes/map_parallelism.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <set>
 
 #include "ir/visitor.h"
@@ -311,6 +313,167 @@ class KernelScan : public IRVisitor {
   }
 };
 
+
+// ----- lanes: a block across neighbouring iterations of the loop over blocks ----------------
+
+constexpr int64_t kLanes = 32;  // a warp's width: one 128-byte line of float32 per warp access
+
+// How much an integer expression grows when `v` grows by one, when it is affine in v.
+std::optional<int64_t> coefficient(const ExprPtr& e, const std::string& v) {
+  if (!mentions(e, {v})) return 0;
+  if (auto x = e->as<Var>()) return x->name == v ? 1 : 0;
+  if (auto c = e->as<Cast>()) return is_int(c->type.scalar) ? coefficient(c->a, v) : std::nullopt;
+  if (auto u = e->as<Unary>(); u && u->op == UnaryOp::Neg) {
+    auto a = coefficient(u->a, v);
+    return a ? std::optional<int64_t>(-*a) : std::nullopt;
+  }
+  auto b = e->as<Binary>();
+  if (!b) return std::nullopt;
+  auto a = coefficient(b->a, v), c = coefficient(b->b, v);
+  if (!a || !c) return std::nullopt;
+  switch (b->op) {
+    case BinaryOp::Add:
+      return *a + *c;
+    case BinaryOp::Sub:
+      return *a - *c;
+    case BinaryOp::Mul:
+      if (auto k = b->b->as<IntImm>()) return *a * k->value;
+      if (auto k = b->a->as<IntImm>()) return *c * k->value;
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Reads the accesses of a kernel's thread-level loops: whether some walk the contiguous
+// dimension with the block-level variable and across it with the thread-level one (the case
+// for lanes), and whether some already walk it with the thread-level one (which lanes would
+// spoil). Also whether the kernel holds anything that needs the whole block as one iteration.
+class LaneScan : public IRVisitor {
+ public:
+  LaneScan(const SpecializedFunction& p, std::string block_var, int thread_depth)
+      : prog_(p), block_var_(std::move(block_var)), thread_depth_(thread_depth) {}
+
+  bool across = false, along = false, blocked = false;
+
+ protected:
+  void visit_node(const For* n) override {
+    if (!n->par) return IRVisitor::visit_node(n);
+    if (n->par->cooperative || (n->reduction && (n->reduction->scan || n->reduction->is_index() ||
+                                                 !n->reduction->chunk.empty())))
+      blocked = true;
+    const bool threads = depth_ == thread_depth_;
+    if (threads) thread_vars_.push_back(n->var);
+    ++depth_;
+    IRVisitor::visit_node(n);
+    --depth_;
+    if (threads) thread_vars_.pop_back();
+  }
+  void visit_node(const AtomicUpdate*) override { blocked = true; }
+  void visit_node(const ExternCall*) override { blocked = true; }
+  void visit_node(const Load* n) override {
+    IRVisitor::visit_node(n);
+    if (thread_vars_.empty()) return;
+    const TensorType& t = prog_.tensors.at(n->tensor);
+    auto stride = [&](const std::string& v) -> std::optional<int64_t> {
+      int64_t total = 0;
+      for (size_t d = 0; d < n->indices.size(); ++d) {
+        auto c = coefficient(n->indices[d], v);
+        if (!c) return std::nullopt;
+        total += *c * t.strides[d];
+      }
+      return total;
+    };
+    auto by_block = stride(block_var_), by_thread = stride(thread_vars_.back());
+    if (!by_block || !by_thread) return;
+    if (std::abs(*by_thread) == 1) along = true;
+    if (std::abs(*by_block) == 1 && std::abs(*by_thread) > 1) across = true;
+  }
+
+ private:
+  const SpecializedFunction& prog_;
+  std::string block_var_;
+  int thread_depth_;
+  int depth_ = 0;
+  std::vector<std::string> thread_vars_;
+};
+
+// Lanes for the kernel (Kernel::lanes), or 1: when the threads of its one-block thread level
+// would otherwise read down a column (y[j] = sum(x[:, j]) with j over blocks), each block takes
+// kLanes neighbouring iterations of the innermost loop over blocks instead, so that a warp reads
+// neighbouring elements; its threads per iteration are as many of those the user requested as
+// fit in the block. The loop over blocks must give every lane of a block an iteration or none
+// (a range of a multiple of kLanes, step 1), as its lanes share the block's barriers.
+int64_t choose_lanes(const SpecializedFunction& prog, const Kernel& k,
+                     const std::vector<std::vector<LevelUse>>& uses, int64_t requested_tpb) {
+  if (!k.has_thread_level() || k.inner_blocks != 1 || k.cluster != 1 || k.levels.size() < 2 ||
+      !k.atomic_reductions.empty())
+    return 1;
+  const size_t block_level = k.levels.size() - 2;
+  if (uses[block_level].size() != 1 || !uses[block_level][0].loop) return 1;
+  const For& loop = *uses[block_level][0].loop;
+  auto lo = loop.lo->as<IntImm>(), hi = loop.hi->as<IntImm>(), step = loop.step->as<IntImm>();
+  if (!lo || !hi || !step || step->value != 1 || (hi->value - lo->value) % kLanes != 0 ||
+      k.levels[block_level].count % kLanes != 0 || requested_tpb < kLanes)
+    return 1;
+  LaneScan scan(prog, loop.var, static_cast<int>(k.levels.size()) - 1);
+  scan.visit(k.root);
+  return scan.across && !scan.along && !scan.blocked ? kLanes : 1;
+}
+
+// Iterations of the innermost loop over blocks per block, one per warp (Kernel::warps), or 1:
+// when every loop of a one-block thread level has a short constant range (a row of at most
+// kMaxWarpRow elements, which a warp walks in a few steps), a block would spend most of its time
+// at barriers and waiting for its few loads; a warp per row needs no block barrier and has more
+// loads in flight per thread. Only with enough rows to give every warp of the GPU one
+// (kMinWarpRows), so that the parallelism the user asked for is not cut short where it matters.
+constexpr int64_t kMaxWarpRow = 512;
+constexpr int64_t kMinWarpRows = 8192;  // an H100's 132 SMs hold 8448 warps
+
+int64_t choose_warps(const SpecializedFunction& prog, const Kernel& k,
+                     const std::vector<std::vector<LevelUse>>& uses) {
+  if (!k.has_thread_level() || k.inner_blocks != 1 || k.cluster != 1 || k.levels.size() < 2 ||
+      !k.atomic_reductions.empty() || k.grid() < kMinWarpRows)
+    return 1;
+  const size_t block_level = k.levels.size() - 2;
+  if (uses[block_level].size() != 1 || !uses[block_level][0].loop) return 1;
+  for (const auto& u : uses.back()) {
+    if (!u.loop) return 1;
+    auto lo = u.loop->lo->as<IntImm>(), hi = u.loop->hi->as<IntImm>();
+    auto step = u.loop->step->as<IntImm>();
+    if (!lo || !hi || !step || step->value != 1 || hi->value - lo->value > kMaxWarpRow)
+      return 1;
+  }
+  LaneScan scan(prog, uses[block_level][0].loop->var, static_cast<int>(k.levels.size()) - 1);
+  scan.visit(k.root);
+  if (scan.blocked) return 1;
+  for (int64_t warps : {8, 4, 2})
+    if (k.levels[block_level].count % warps == 0) return warps;
+  return 1;
+}
+
+// The threads of a one-block thread level, no more than its loops have iterations (rounded up
+// to a warp): a row of 448 elements with parir.threads(1024) gets 448 threads, not 576 idle
+// ones that would wait at every barrier of the block. Loops with bounds known only at run time,
+// and cooperative calls (which need the block they asked for), keep the requested count.
+int64_t fit_to_iterations(const std::vector<LevelUse>& loops, int64_t count) {
+  int64_t most = 0;
+  for (const auto& u : loops) {
+    if (!u.loop || u.loop->par->cooperative) return count;
+    auto lo = u.loop->lo->as<IntImm>();
+    auto hi = u.loop->hi->as<IntImm>();
+    auto step = u.loop->step->as<IntImm>();
+    if (!lo || !hi || !step || step->value == 0) return count;
+    // range()'s length, in double so that extreme constants cannot overflow
+    double span = (static_cast<double>(hi->value) - static_cast<double>(lo->value)) /
+                  static_cast<double>(step->value);
+    double trip = std::max(0.0, std::ceil(span));
+    if (trip >= static_cast<double>(count)) return count;
+    most = std::max(most, static_cast<int64_t>(trip));
+  }
+  return std::min(count, std::max<int64_t>(32, (most + 31) / 32 * 32));
+}
+
 void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions& opts) {
   LevelCollector collect;
   bool gpu_root = k.root->as<GpuBlock>() != nullptr;
@@ -363,6 +526,7 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
                                             "parallel loops at its depth contain parallel "
                                             "loops; a {0} must be an innermost parallel loop",
                                             u.loop->reduction->scan ? "scan" : "reduction"));
+    if (has_threads && innermost && count <= tpb) count = fit_to_iterations(uses[d], count);
     ParLevel level{count, has_threads && innermost};
     k.levels.push_back(level);
   }
@@ -417,6 +581,18 @@ void map_kernel(const SpecializedFunction& prog, Kernel& k, const CompileOptions
         if (scan.written.count(name)) k.written.push_back(name);
       }
   k.host_vars.assign(scan.host_vars.begin(), scan.host_vars.end());
+
+  if (gpu_root) return;
+  if (choose_lanes(prog, k, uses, tpb) > 1) {
+    k.lanes = kLanes;
+    ParLevel& inner = k.levels.back();
+    inner.count = std::min(inner.count, tpb / kLanes);
+    k.tpb = inner.count * kLanes;
+  } else if (int64_t warps = choose_warps(prog, k, uses); warps > 1) {
+    k.warps = warps;
+    k.levels.back().count = 32;
+    k.tpb = 32 * warps;
+  }
 }
 
 }  // namespace

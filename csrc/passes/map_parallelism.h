@@ -16,6 +16,10 @@ namespace parir {
 //   (no block could see another's write);
 // * a local assigned inside a parallel loop and read after it, or read in a kernel other than
 //   the one that assigns it.
+// Within those rules it picks the layout that serves memory best (README, "How loops map to the
+// GPU"): a one-block thread level gets no more threads than its loops have iterations; threads
+// that would walk down a column get lanes (Kernel::lanes); many short rows get a warp each
+// (Kernel::warps).
 // With opts.use_cuda_thread_block_clusters, a kernel whose innermost level reduces over several
 // blocks (at most opts.max_thread_blocks_per_cluster) runs those blocks as a thread block
 // cluster, and its reductions combine through distributed shared memory rather than global

@@ -1,0 +1,36 @@
+#pragma once
+
+#include "ir/kernel.h"
+
+namespace parir {
+
+// Single-pass rows. A block whose threads walk one row in several consecutive parallel loops
+// (softmax: a max over x, out = exp(x - m), a sum over out, out /= s; layer and RMS norm alike)
+// would read each element from memory once per loop. Where those loops run over the same
+// constant range on one block, with at most kMaxElementsPerThread elements per thread, each
+// thread keeps its own elements of the row in registers from one loop to the next: the loops
+// become one iteration per thread that handles the thread's elements one after another
+// (iteration t, t + T, t + 2T, ... for T threads, as before), an element is loaded where the
+// loops first read it, and a stored element is written to memory only by the last store of
+// the run. Nothing else changes: the same threads take the same elements in the same order.
+//
+// An element is kept only where that cannot change what the program computes:
+// * every access of the tensor's element in the run is an unconditional one, at the top level
+//   of one of the loops' statements, at the same indices (which move with the loop variable
+//   and otherwise use values that the run does not assign), proved in bounds;
+// * a tensor that the run writes is accessed at those indices only, so that each element
+//   belongs to one thread;
+// * a kept value is not read after the run writes another tensor (which could be the same
+//   memory), and no other tensor is read between a kept store and its write to memory.
+// The program's tensors are assumed not to overlap in part: two arguments may be the same
+// memory (an in-place call), but a view shifted against another by a multiple of the thread
+// count, written by one loop and read by a later one through the other view, would read a value
+// that is not yet in memory.
+void keep_rows_in_registers(SpecializedFunction& prog, Lowered& lowered);
+
+// The most elements of a row one thread keeps (the loops' iterations per thread), and the most
+// values all kept rows of a run may hold per thread: registers a thread may spend on them.
+inline constexpr int64_t kMaxElementsPerThread = 16;
+inline constexpr int64_t kMaxKeptValuesPerThread = 32;
+
+}  // namespace parir
