@@ -1,6 +1,7 @@
 #include "passes/flatten_indices.h"
 
 #include <map>
+#include <optional>
 
 #include "ir/visitor.h"
 #include "passes/simplify.h"
@@ -59,13 +60,13 @@ class Flatten : public IRMutator {
                   "a reduction loop without its combination; call detect_reductions before "
                   "flatten_indices");
       Reduction r = *reduction;
-      if (!r.chunk.empty()) ++nonneg_vars_[r.chunk];  // a block's number is never negative
+      if (!r.chunk.empty()) lower_bounds_[r.chunk].push_back(0);  // a block's number
       r.target = mutate(r.target);
       r.acc_value = mutate(r.acc_value);
       r.combined = mutate(r.combined);
       if (r.chunk_totals) r.chunk_totals = mutate(r.chunk_totals);
       if (r.scan_result) r.scan_result = mutate(r.scan_result);
-      if (!r.chunk.empty() && --nonneg_vars_[r.chunk] == 0) nonneg_vars_.erase(r.chunk);
+      if (!r.chunk.empty()) forget(r.chunk);
       auto flat = std::make_shared<const Reduction>(std::move(r));
       renewed[reduction.get()] = flat.get();
       reduction = flat;
@@ -78,8 +79,16 @@ class Flatten : public IRMutator {
   const SpecializedFunction& prog_;
   const std::string& kernel_;
   std::vector<BoundsSite>* sites_;  // null: no run-time checks
-  // Variables of the enclosing loops known to be >= 0, with how many such loops define them.
-  std::map<std::string, int> nonneg_vars_;
+  // The lowest value of each variable of the enclosing loops, innermost definition last
+  // (nullopt: not known, for a loop that shadows the name without a constant start).
+  std::map<std::string, std::vector<std::optional<int64_t>>> lower_bounds_;
+
+  void forget(const std::string& name) {
+    auto it = lower_bounds_.find(name);
+    if (it == lower_bounds_.end()) return;
+    it->second.pop_back();
+    if (it->second.empty()) lower_bounds_.erase(it);
+  }
 
   // A run-time check of index `idx` of dimension `d`, unless it is a constant within range.
   void check(const Load& l, size_t d, const ExprPtr& idx, int64_t extent,
@@ -99,42 +108,67 @@ class Flatten : public IRMutator {
     checked = true;
   }
 
-  // Whether an index is certainly >= 0, so that Python's negative indexing needs no check.
+  // Whether an index is certainly >= 0, so that Python's negative indexing needs no check
+  // (x[i - 1] in a loop from 1, say).
   bool nonnegative(const ExprPtr& e) const {
-    if (auto i = e->as<IntImm>()) return i->value >= 0;
-    if (auto v = e->as<Var>()) return nonneg_vars_.count(v->name) > 0;
-    if (auto c = e->as<Cast>()) return is_int(c->a->type.scalar) && nonnegative(c->a);
-    if (auto b = e->as<Binary>()) {
-      auto positive_const = [](const ExprPtr& x) {
-        auto i = x->as<IntImm>();
-        return i && i->value > 0;
-      };
-      switch (b->op) {
-        case BinaryOp::Add:
-        case BinaryOp::Mul:
-          return nonnegative(b->a) && nonnegative(b->b);
-        case BinaryOp::FloorDiv:
-        case BinaryOp::Mod:
-          return nonnegative(b->a) && positive_const(b->b);
-        default:
-          return false;
-      }
-    }
-    return false;
+    auto lo = lower_bound(e);
+    return lo && *lo >= 0;
   }
 
-  // Loop variables of loops over range(lo, hi, step) with constant lo >= 0 and step > 0.
-  // Leaving any loop of that name forgets one definition, so an inner loop that shadows the
-  // variable without qualifying makes it unknown after it, which is only conservative.
+  // A value the integer expression is never below, when one is known. The bounds involved are
+  // loop starts and constants of index arithmetic, far from overflowing.
+  std::optional<int64_t> lower_bound(const ExprPtr& e) const {
+    constexpr int64_t kLimit = int64_t{1} << 40;
+    auto small = [&](std::optional<int64_t> v) -> std::optional<int64_t> {
+      if (v && std::abs(*v) < kLimit) return v;
+      return std::nullopt;
+    };
+    if (auto i = e->as<IntImm>()) return small(i->value);
+    if (auto v = e->as<Var>()) {
+      auto it = lower_bounds_.find(v->name);
+      return it == lower_bounds_.end() ? std::nullopt : it->second.back();
+    }
+    if (auto c = e->as<Cast>())
+      return is_int(c->a->type.scalar) && is_int(c->type.scalar) ? lower_bound(c->a)
+                                                                  : std::nullopt;
+    auto b = e->as<Binary>();
+    if (!b) return std::nullopt;
+    auto positive_const = [](const ExprPtr& x) {
+      auto i = x->as<IntImm>();
+      return i && i->value > 0;
+    };
+    auto a = lower_bound(b->a);
+    switch (b->op) {
+      case BinaryOp::Add: {
+        auto c = lower_bound(b->b);
+        return a && c ? small(*a + *c) : std::nullopt;
+      }
+      case BinaryOp::Sub: {
+        auto c = b->b->as<IntImm>();
+        return a && c ? small(*a - c->value) : std::nullopt;
+      }
+      case BinaryOp::Mul: {
+        auto c = lower_bound(b->b);
+        return a && c && *a >= 0 && *c >= 0 ? small(*a * *c) : std::nullopt;
+      }
+      case BinaryOp::FloorDiv:
+      case BinaryOp::Mod:
+        return a && *a >= 0 && positive_const(b->b) ? std::optional<int64_t>(0) : std::nullopt;
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // Loop variables of loops over range(lo, hi, step) with a constant lo and step > 0 start at
+  // lo; an inner loop that shadows the variable defines it anew until it ends.
   void enter_loop(const For& f) {
     auto lo = f.lo->as<IntImm>();
     auto step = f.step->as<IntImm>();
-    if (lo && step && lo->value >= 0 && step->value > 0) ++nonneg_vars_[f.var];
+    std::optional<int64_t> start;
+    if (lo && step && step->value > 0) start = lo->value;
+    lower_bounds_[f.var].push_back(start);
   }
-  void leave_loop(const For& f) {
-    auto it = nonneg_vars_.find(f.var);
-    if (it != nonneg_vars_.end() && --it->second == 0) nonneg_vars_.erase(it);
-  }
+  void leave_loop(const For& f) { forget(f.var); }
 };
 
 }  // namespace

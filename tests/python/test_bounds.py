@@ -223,3 +223,29 @@ def test_negative_indices_pass_the_checks():
     opts.bounds_check = True
     gather(x, idx, out, n, opts=opts)
     torch.testing.assert_close(out, x[idx])
+
+
+@parir.jit
+def shift_right(x, y, lo, N):
+    parir.label('i')
+    for i in range(lo, N):
+        y[i] = x[i - 1]
+
+
+def test_an_index_that_cannot_be_negative_is_not_wrapped():
+    # From 1, i - 1 never counts from the end; from 0, its first value does (x[-1]).
+    x, y = torch.empty(50), torch.empty(50)
+    text = parir.print_compiled(shift_right, (x, y, 1, 50), opts=spec(i=49))
+    assert "< 0L" not in text
+    text = parir.print_compiled(shift_right, (x, y, 0, 50), opts=spec(i=50))
+    assert "< 0L" in text
+
+
+@gpu
+def test_an_index_from_the_end_still_wraps():
+    x = torch.randn(50, device="cuda")
+    for lo in (0, 1):
+        y = torch.full((50,), float("nan"), device="cuda")
+        shift_right(x, y, lo, 50, opts=spec(i=50 - lo))
+        ref = torch.roll(x, 1)
+        torch.testing.assert_close(y[lo:], ref[lo:])
