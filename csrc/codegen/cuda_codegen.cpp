@@ -176,7 +176,9 @@ class KernelPrinter {
         line(fmt::format("const int64_t parir_b{} = {};", i, within));
         continue;
       }
-      line(fmt::format("const int64_t parir_b{} = (parir_block % {}){};", i, blocks, lane));
+      line(fmt::format(lanes > 1 ? "const int64_t parir_b{} = (parir_block % {}){};"
+                                 : "const int64_t parir_b{} = parir_block % {}{};",
+                       i, blocks, lane));
       if (i > 0) line(fmt::format("parir_block /= {};", blocks));
     }
   }

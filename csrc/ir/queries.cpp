@@ -1,5 +1,6 @@
 #include "ir/queries.h"
 
+#include <cstdlib>
 #include <type_traits>
 
 #include "ir/visitor.h"
@@ -185,6 +186,19 @@ bool contains_reduction(const StmtPtr& s) {
   } f;
   f.visit(s);
   return f.found;
+}
+
+std::optional<int64_t> constant_trip_count(const For& loop) {
+  auto lo = loop.lo->as<IntImm>();
+  auto hi = loop.hi->as<IntImm>();
+  auto step = loop.step->as<IntImm>();
+  constexpr int64_t kLimit = int64_t{1} << 60;  // no overflow below
+  if (!lo || !hi || !step || step->value == 0 || std::abs(lo->value) > kLimit ||
+      std::abs(hi->value) > kLimit || std::abs(step->value) > kLimit)
+    return std::nullopt;
+  const int64_t span = step->value > 0 ? hi->value - lo->value : lo->value - hi->value;
+  const int64_t stride = std::abs(step->value);
+  return span <= 0 ? 0 : (span + stride - 1) / stride;
 }
 
 std::set<std::string> assigned_names(const Body& body) {

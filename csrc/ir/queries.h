@@ -1,6 +1,7 @@
 // Small questions passes ask of the IR.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -31,6 +32,10 @@ size_t scan_element_statements(const For& scan_loop);
 bool contains(const Body& body, ExprKind kind);
 bool contains(const ExprPtr& e, ExprKind kind);
 bool contains(const Body& body, StmtKind kind);
+
+// How many iterations the loop runs, when its range(lo, hi, step) is made of constants (and
+// none so large that the count could overflow).
+std::optional<int64_t> constant_trip_count(const For& loop);
 
 // The locals and loop variables that the body assigns (atomic updates' result locals too).
 std::set<std::string> assigned_names(const Body& body);

@@ -44,4 +44,19 @@ class IRMutator {
 #undef X
 };
 
+// Replaces reads of one variable with an expression.
+class Substitute : public IRMutator {
+ public:
+  Substitute(std::string name, ExprPtr with) : name_(std::move(name)), with_(std::move(with)) {}
+
+ protected:
+  ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
+    return n->name == name_ ? with_ : self;
+  }
+
+ private:
+  std::string name_;
+  ExprPtr with_;
+};
+
 }  // namespace parir

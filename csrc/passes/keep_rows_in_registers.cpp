@@ -26,17 +26,9 @@ std::optional<RowLoop> row_loop(const StmtPtr& s) {
   if (const Reduction* r = f->reduction.get();
       r && (r->scan || r->is_index() || !r->chunk.empty()))
     return std::nullopt;
-  auto lo = f->lo->as<IntImm>();
-  auto hi = f->hi->as<IntImm>();
-  auto step = f->step->as<IntImm>();
-  constexpr int64_t kLimit = int64_t{1} << 60;  // no overflow below
-  if (!lo || !hi || !step || step->value == 0 || std::abs(lo->value) > kLimit ||
-      std::abs(hi->value) > kLimit || std::abs(step->value) > kLimit)
-    return std::nullopt;
-  const int64_t span = step->value > 0 ? hi->value - lo->value : lo->value - hi->value;
-  const int64_t stride = std::abs(step->value);
-  if (span <= 0) return std::nullopt;
-  return RowLoop{f, lo->value, step->value, (span + stride - 1) / stride};
+  auto trip = constant_trip_count(*f);
+  if (!trip || *trip == 0) return std::nullopt;
+  return RowLoop{f, f->lo->as<IntImm>()->value, f->step->as<IntImm>()->value, *trip};
 }
 
 // The placeholder for the loop variable in an access's key.
@@ -44,13 +36,7 @@ const char* const kElement = "@";
 
 // The access with the loop variable `loop_var` as kElement (none when loop_var is empty).
 ExprPtr at_placeholder(const Load& l, const std::string& loop_var) {
-  struct Rename : IRMutator {
-    const std::string& from;
-    explicit Rename(const std::string& f) : from(f) {}
-    ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
-      return n->name == from ? var(kElement, n->loc, n->type) : self;
-    }
-  } rename(loop_var);
+  Substitute rename(loop_var, var(kElement, l.loc, Type{ScalarType::I64, true}));
   std::vector<ExprPtr> indices;
   for (const auto& i : l.indices) indices.push_back(loop_var.empty() ? i : rename.mutate(i));
   return std::make_shared<Load>(l.tensor, std::move(indices), l.type, l.loc, l.in_bounds);
@@ -389,14 +375,7 @@ class RowRewriter {
   // where first read, stored to memory by the last store.
   Body copy(const StmtPtr& s, const std::string& loop_var, const ExprPtr& element,
             const std::vector<Kept>& kept, int pos, int64_t e) const {
-    struct Substitute : IRMutator {
-      std::string name;
-      const ExprPtr& with;
-      Substitute(std::string n, const ExprPtr& w) : name(std::move(n)), with(w) {}
-      ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
-        return n->name == name ? with : self;
-      }
-    } at_element(loop_var, element), kept_at_element(kElement, element);
+    Substitute at_element(loop_var, element), kept_at_element(kElement, element);
     struct UseRegisters : IRMutator {
       const std::vector<Kept>& kept;
       const std::string& loop_var;

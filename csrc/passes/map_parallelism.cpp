@@ -1,7 +1,7 @@
 #include "passes/map_parallelism.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <set>
 
@@ -439,10 +439,9 @@ int64_t choose_warps(const SpecializedFunction& prog, const Kernel& k,
   if (uses[block_level].size() != 1 || !uses[block_level][0].loop) return 1;
   for (const auto& u : uses.back()) {
     if (!u.loop) return 1;
-    auto lo = u.loop->lo->as<IntImm>(), hi = u.loop->hi->as<IntImm>();
+    auto trip = constant_trip_count(*u.loop);
     auto step = u.loop->step->as<IntImm>();
-    if (!lo || !hi || !step || step->value != 1 || hi->value - lo->value > kMaxWarpRow)
-      return 1;
+    if (!trip || !step || step->value != 1 || *trip > kMaxWarpRow) return 1;
   }
   LaneScan scan(prog, uses[block_level][0].loop->var, static_cast<int>(k.levels.size()) - 1);
   scan.visit(k.root);
@@ -460,16 +459,9 @@ int64_t fit_to_iterations(const std::vector<LevelUse>& loops, int64_t count) {
   int64_t most = 0;
   for (const auto& u : loops) {
     if (!u.loop || u.loop->par->cooperative) return count;
-    auto lo = u.loop->lo->as<IntImm>();
-    auto hi = u.loop->hi->as<IntImm>();
-    auto step = u.loop->step->as<IntImm>();
-    if (!lo || !hi || !step || step->value == 0) return count;
-    // range()'s length, in double so that extreme constants cannot overflow
-    double span = (static_cast<double>(hi->value) - static_cast<double>(lo->value)) /
-                  static_cast<double>(step->value);
-    double trip = std::max(0.0, std::ceil(span));
-    if (trip >= static_cast<double>(count)) return count;
-    most = std::max(most, static_cast<int64_t>(trip));
+    auto trip = constant_trip_count(*u.loop);
+    if (!trip || *trip >= count) return count;
+    most = std::max(most, *trip);
   }
   return std::min(count, std::max<int64_t>(32, (most + 31) / 32 * 32));
 }

@@ -86,19 +86,6 @@ bool spans_blocks(const StmtPtr& kernel, const CompileOptions& opts) {
          (chunked_scan || !(runs_as_cluster(opts, blocks) && contains_reduction(kernel)));
 }
 
-// Replaces reads of one variable with an expression.
-class Substitute : public IRMutator {
- public:
-  Substitute(std::string name, ExprPtr with) : name_(std::move(name)), with_(std::move(with)) {}
-
- protected:
-  std::string name_;
-  ExprPtr with_;
-  ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
-    return n->name == name_ ? with_ : self;
-  }
-};
-
 class KernelCut {
  public:
   KernelCut(SpecializedFunction& p, const CompileOptions& opts, FreshNames& names,
