@@ -224,6 +224,16 @@ class KernelPrinter {
     if (auto i = s->as<If>()) return if_stmt(*i, false);
     if (auto e = s->as<ExprStmt>()) return line(expr(e->value) + ";");
     if (auto u = s->as<AtomicUpdate>()) return atomic_update(*u);
+    if (auto w = s->as<WideLoad>()) {
+      std::vector<std::string> targets{names_(w->tensor) + " + " + index_expr(w->offset)};
+      for (const auto& t : w->targets) targets.push_back(name(t));
+      return line(fmt::format("parir::load_wide({});", fmt::join(targets, ", ")));
+    }
+    if (auto w = s->as<WideStore>()) {
+      std::vector<std::string> values{names_(w->tensor) + " + " + index_expr(w->offset)};
+      for (const auto& v : w->values) values.push_back(expr(v));
+      return line(fmt::format("parir::store_wide({});", fmt::join(values, ", ")));
+    }
     if (auto g = s->as<GpuBlock>()) {
       // Already on the GPU: a nested `with parir.gpu:` is just its body.
       line("{");
@@ -678,6 +688,12 @@ class KernelPrinter {
         std::vector<std::string> args;
         for (const auto& a : c->args) args.push_back(expr(a));
         return fmt::format("{}({})", c->fn->name, fmt::join(args, ", "));
+      }
+      case ExprKind::PointersAligned: {
+        auto p = e->as<PointersAligned>();
+        std::vector<std::string> pointers;
+        for (const auto& t : p->tensors) pointers.push_back(names_(t));
+        return fmt::format("parir::aligned<{}>({})", p->bytes, fmt::join(pointers, ", "));
       }
       case ExprKind::Load:
         internal_error("'{}' reaches code generation; call flatten_indices before generate_cuda",

@@ -244,6 +244,27 @@ template <typename T, typename Op> PARIR_FN T warp_reduce(T v, Op op) {
   return v;
 }
 
+// Wide accesses (passes/widen_accesses.h): the sizeof...(Out) consecutive elements at `p`,
+// which is aligned to their total size (16 bytes), moved by one load or store instruction.
+template <typename T, int N> struct alignas(sizeof(T) * N) WideElements {
+  T v[N];
+};
+template <typename T, typename... Out> PARIR_FN void load_wide(const T* p, Out&... out) {
+  const WideElements<T, sizeof...(Out)> w =
+      *reinterpret_cast<const WideElements<T, sizeof...(Out)>*>(p);
+  int i = 0;
+  ((out = w.v[i++]), ...);
+}
+template <typename T, typename... In> PARIR_FN void store_wide(T* p, In... in) {
+  const WideElements<T, sizeof...(In)> w{{in...}};
+  *reinterpret_cast<WideElements<T, sizeof...(In)>*>(p) = w;
+}
+// Whether every pointer is a multiple of Bytes: the wide accesses' test, the same for every
+// thread of a launch.
+template <int Bytes, typename... P> PARIR_FN bool aligned(const P*... p) {
+  return ((reinterpret_cast<unsigned long>(p) % Bytes == 0) && ...);
+}
+
 // Combines `v` over the threads of the block that share a lane (threadIdx.x % Lanes): a block
 // whose lanes run different iterations of a loop over blocks reduces each iteration's values
 // apart. Every thread gets its lane's result, combined in the same order (thread order) in each.

@@ -18,6 +18,7 @@
 #include "passes/specialize_arguments.h"
 #include "passes/split_variable_webs.h"
 #include "passes/verify_bounds.h"
+#include "passes/widen_accesses.h"
 #include "passes/warn_racy_writes.h"
 #include "passes/split_parallel_nests.h"
 #include "passes/split_multi_block_kernels.h"
@@ -141,6 +142,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Element accesses become offsets through the tensors' strides.
   flatten_indices(prog, lowered, opts.bounds_check);
   log.after("flatten_indices", dump(lowered));
+
+  // Loops that walk a contiguous dimension move 16 bytes per access where aligned.
+  widen_accesses(prog, lowered);
+  log.after("widen_accesses", dump(lowered));
 
   // A host loop of small kernels becomes, in addition, one persistent kernel.
   if (opts.persistent_loops) {

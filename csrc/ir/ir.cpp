@@ -211,6 +211,10 @@ std::string expr_text(const ExprNode& e) {
       if (n.exclusive) extra += ", exclusive=True";
       return fmt::format("parir.{}({}{})", name, expr_text(*n.arg), extra);
     }
+    case ExprKind::PointersAligned: {
+      const auto& n = static_cast<const PointersAligned&>(e);
+      return fmt::format("aligned({}, {})", fmt::join(n.tensors, ", "), n.bytes);
+    }
   }
   return "?";
 }
@@ -298,6 +302,20 @@ void stmt_text(const StmtNode& s, int indent, std::string& out) {
       args += ", " + expr_text(*n.value);
       std::string result = n.result ? expr_text(*n.result) + " = " : "";
       out += fmt::format("{}{}parir.{}({})\n", pad, result, python_name(n.op), args);
+      break;
+    }
+    case StmtKind::WideLoad: {
+      const auto& n = static_cast<const WideLoad&>(s);
+      out += fmt::format("{}{} = {}.flat[{}:+{}]\n", pad, fmt::join(n.targets, ", "), n.tensor,
+                         expr_text(*n.offset), n.targets.size());
+      break;
+    }
+    case StmtKind::WideStore: {
+      const auto& n = static_cast<const WideStore&>(s);
+      std::vector<std::string> values;
+      for (const auto& v : n.values) values.push_back(expr_text(*v));
+      out += fmt::format("{}{}.flat[{}:+{}] = {}\n", pad, n.tensor, expr_text(*n.offset),
+                         n.values.size(), fmt::join(values, ", "));
       break;
     }
   }

@@ -51,7 +51,8 @@ namespace parir {
   X(SliceReduce)               \
   X(CallFunction)              \
   X(ExternCall)                \
-  X(TensorShape)
+  X(TensorShape)               \
+  X(PointersAligned)
 
 #define PARIR_FOR_EACH_STMT(X) \
   X(Assign)                    \
@@ -61,7 +62,9 @@ namespace parir {
   X(GpuBlock)                  \
   X(Return)                    \
   X(ExprStmt)                  \
-  X(AtomicUpdate)
+  X(AtomicUpdate)              \
+  X(WideLoad)                  \
+  X(WideStore)
 
 enum class ExprKind : uint8_t {
 #define X(n) n,
@@ -358,6 +361,17 @@ struct TensorShape : ExprNode {
         unpacked_into(unpacked) {}
 };
 
+// Whether the data pointers of these tensors are all multiples of `bytes` (a power of two): a
+// bool that is the same for every thread of a launch. widen_accesses chooses with it between
+// wide and element-by-element accesses; only kernels hold it.
+struct PointersAligned : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::PointersAligned;
+  std::vector<std::string> tensors;
+  int64_t bytes;
+  PointersAligned(std::vector<std::string> t, int64_t b, Loc l)
+      : ExprNode(static_kind, Type{ScalarType::Bool, false}, l), tensors(std::move(t)), bytes(b) {}
+};
+
 // A device function from outside parir (parir.external): a CUDA intrinsic or a function of a
 // user header, with the parameter and result types its Python declaration gives.
 struct ExternFunction {
@@ -598,6 +612,37 @@ struct AtomicUpdate : StmtNode {
         value(std::move(v)),
         compare(std::move(c)),
         result(std::move(r)) {}
+};
+
+// Wide accesses (widen_accesses): `width` consecutive elements of a tensor moved by one memory
+// instruction, tensor[offset], tensor[offset + 1], ..., where the element at `offset` (int64)
+// lies on a boundary of width * the element's size in bytes, which the code that holds the
+// statement has checked (PointersAligned) or proved. Only kernels hold them.
+//
+// WideLoad: the locals `targets` (one per element, of the element's type) get the elements.
+struct WideLoad : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::WideLoad;
+  std::string tensor;
+  ExprPtr offset;
+  std::vector<std::string> targets;
+  WideLoad(std::string t, ExprPtr off, std::vector<std::string> tg, Loc l)
+      : StmtNode(static_kind, l, {}),
+        tensor(std::move(t)),
+        offset(std::move(off)),
+        targets(std::move(tg)) {}
+};
+
+// WideStore: the elements get `values` (of the element's type), evaluated in order first.
+struct WideStore : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::WideStore;
+  std::string tensor;
+  ExprPtr offset;
+  std::vector<ExprPtr> values;
+  WideStore(std::string t, ExprPtr off, std::vector<ExprPtr> v, Loc l)
+      : StmtNode(static_kind, l, {}),
+        tensor(std::move(t)),
+        offset(std::move(off)),
+        values(std::move(v)) {}
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 #include "ir/queries.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <type_traits>
 
@@ -222,6 +223,60 @@ std::set<std::string> assigned_names(const Body& body) {
   } a;
   a.visit(body);
   return a.names;
+}
+
+std::optional<int64_t> coefficient(const ExprPtr& e, const std::string& v) {
+  if (!mentions(e, {v})) return 0;
+  if (auto x = e->as<Var>()) return x->name == v ? 1 : 0;
+  if (auto c = e->as<Cast>()) return is_int(c->type.scalar) ? coefficient(c->a, v) : std::nullopt;
+  if (auto u = e->as<Unary>(); u && u->op == UnaryOp::Neg) {
+    auto a = coefficient(u->a, v);
+    return a ? std::optional<int64_t>(-*a) : std::nullopt;
+  }
+  auto b = e->as<Binary>();
+  if (!b) return std::nullopt;
+  auto a = coefficient(b->a, v), c = coefficient(b->b, v);
+  if (!a || !c) return std::nullopt;
+  switch (b->op) {
+    case BinaryOp::Add:
+      return *a + *c;
+    case BinaryOp::Sub:
+      return *a - *c;
+    case BinaryOp::Mul:
+      if (auto k = b->b->as<IntImm>()) return *a * k->value;
+      if (auto k = b->a->as<IntImm>()) return *c * k->value;
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+
+int64_t known_power_of_two_divisor(const ExprPtr& e) {
+  constexpr int64_t kAll = int64_t{1} << 30;
+  if (auto i = e->as<IntImm>()) {
+    if (i->value == 0) return kAll;
+    const uint64_t bits = static_cast<uint64_t>(i->value);
+    return static_cast<int64_t>(std::min<uint64_t>(bits & (~bits + 1), kAll));
+  }
+  if (auto c = e->as<Cast>())
+    return is_int(c->type.scalar) && is_int(c->a->type.scalar) &&
+                   size_in_bytes(c->type.scalar) >= size_in_bytes(c->a->type.scalar)
+               ? known_power_of_two_divisor(c->a)
+               : 1;
+  if (auto u = e->as<Unary>(); u && u->op == UnaryOp::Neg) return known_power_of_two_divisor(u->a);
+  auto b = e->as<Binary>();
+  if (!b || !is_int(b->type.scalar)) return 1;
+  const int64_t x = known_power_of_two_divisor(b->a), y = known_power_of_two_divisor(b->b);
+  switch (b->op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+      return std::min(x, y);
+    case BinaryOp::Mul:
+      return std::min(x * y, kAll);  // each at most 2^30: no overflow
+    default:
+      return 1;
+  }
 }
 
 }  // namespace parir

@@ -37,6 +37,14 @@ bool contains(const Body& body, StmtKind kind);
 // none so large that the count could overflow).
 std::optional<int64_t> constant_trip_count(const For& loop);
 
+// How much an integer expression grows when `v` grows by one, when it is affine in v (sums,
+// differences and products by constants of v and of expressions that do not mention it).
+std::optional<int64_t> coefficient(const ExprPtr& e, const std::string& v);
+
+// The largest power of two (at most 2^30) known to divide every value of an integer
+// expression: 2^30 for zero, 1 when nothing is known.
+int64_t known_power_of_two_divisor(const ExprPtr& e);
+
 // The locals and loop variables that the body assigns (atomic updates' result locals too).
 std::set<std::string> assigned_names(const Body& body);
 

@@ -38,6 +38,7 @@ void IRVisitor::visit_node(const FloatImm*) {}
 void IRVisitor::visit_node(const BoolImm*) {}
 void IRVisitor::visit_node(const Var*) {}
 void IRVisitor::visit_node(const TensorShape*) {}
+void IRVisitor::visit_node(const PointersAligned*) {}
 void IRVisitor::visit_node(const Load* n) {
   for (const auto& i : n->indices) visit(i);
 }
@@ -78,6 +79,11 @@ void IRVisitor::visit_node(const AtomicUpdate* n) {
   visit(n->compare);
   visit(n->value);
   visit(n->result);
+}
+void IRVisitor::visit_node(const WideLoad* n) { visit(n->offset); }
+void IRVisitor::visit_node(const WideStore* n) {
+  visit(n->offset);
+  for (const auto& v : n->values) visit(v);
 }
 void IRVisitor::visit_node(const Assign* n) {
   visit(n->target);
@@ -159,6 +165,7 @@ ExprPtr IRMutator::mutate_node(const FloatImm*, const ExprPtr& self) { return se
 ExprPtr IRMutator::mutate_node(const BoolImm*, const ExprPtr& self) { return self; }
 ExprPtr IRMutator::mutate_node(const Var*, const ExprPtr& self) { return self; }
 ExprPtr IRMutator::mutate_node(const TensorShape*, const ExprPtr& self) { return self; }
+ExprPtr IRMutator::mutate_node(const PointersAligned*, const ExprPtr& self) { return self; }
 
 ExprPtr IRMutator::mutate_node(const Load* n, const ExprPtr& self) {
   std::vector<ExprPtr> idx;
@@ -249,6 +256,20 @@ StmtPtr IRMutator::mutate_node(const ExprStmt* n, const StmtPtr& self) {
   ExprPtr v = mutate(n->value);
   if (v == n->value) return self;
   return std::make_shared<ExprStmt>(v, n->loc, n->labels);
+}
+
+StmtPtr IRMutator::mutate_node(const WideLoad* n, const StmtPtr& self) {
+  ExprPtr offset = mutate(n->offset);
+  if (offset == n->offset) return self;
+  return std::make_shared<WideLoad>(n->tensor, offset, n->targets, n->loc);
+}
+
+StmtPtr IRMutator::mutate_node(const WideStore* n, const StmtPtr& self) {
+  ExprPtr offset = mutate(n->offset);
+  std::vector<ExprPtr> values;
+  for (const auto& v : n->values) values.push_back(mutate(v));
+  if (offset == n->offset && same(values, n->values)) return self;
+  return std::make_shared<WideStore>(n->tensor, offset, std::move(values), n->loc);
 }
 
 StmtPtr IRMutator::mutate_node(const AtomicUpdate* n, const StmtPtr& self) {

@@ -318,33 +318,6 @@ class KernelScan : public IRVisitor {
 
 constexpr int64_t kLanes = 32;  // a warp's width: one 128-byte line of float32 per warp access
 
-// How much an integer expression grows when `v` grows by one, when it is affine in v.
-std::optional<int64_t> coefficient(const ExprPtr& e, const std::string& v) {
-  if (!mentions(e, {v})) return 0;
-  if (auto x = e->as<Var>()) return x->name == v ? 1 : 0;
-  if (auto c = e->as<Cast>()) return is_int(c->type.scalar) ? coefficient(c->a, v) : std::nullopt;
-  if (auto u = e->as<Unary>(); u && u->op == UnaryOp::Neg) {
-    auto a = coefficient(u->a, v);
-    return a ? std::optional<int64_t>(-*a) : std::nullopt;
-  }
-  auto b = e->as<Binary>();
-  if (!b) return std::nullopt;
-  auto a = coefficient(b->a, v), c = coefficient(b->b, v);
-  if (!a || !c) return std::nullopt;
-  switch (b->op) {
-    case BinaryOp::Add:
-      return *a + *c;
-    case BinaryOp::Sub:
-      return *a - *c;
-    case BinaryOp::Mul:
-      if (auto k = b->b->as<IntImm>()) return *a * k->value;
-      if (auto k = b->a->as<IntImm>()) return *c * k->value;
-      return std::nullopt;
-    default:
-      return std::nullopt;
-  }
-}
-
 // Reads the accesses of a kernel's thread-level loops: whether some walk the contiguous
 // dimension with the block-level variable and across it with the thread-level one (the case
 // for lanes), and whether some already walk it with the thread-level one (which lanes would

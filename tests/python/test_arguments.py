@@ -72,19 +72,19 @@ def test_a_dict_used_as_a_value_is_an_error():
 
 
 def test_zero_dim_tensors_are_typed_scalars():
-    src = parir.print_compiled(add_value, [torch.zeros(4), torch.tensor(3, dtype=torch.int16),
-                                           torch.zeros(4), 4], spec(4))
+    src = parir.print_compiled(add_value, [torch.zeros(5), torch.tensor(3, dtype=torch.int16),
+                                           torch.zeros(5), 5], spec(5))
     assert "k=int16(3)" in src and "(x[i] + 3.0f)" in src
-    src = parir.print_compiled(add_value, [torch.zeros(4, dtype=torch.int8),
+    src = parir.print_compiled(add_value, [torch.zeros(5, dtype=torch.int8),
                                            torch.tensor(1000, dtype=torch.int32),
-                                           torch.zeros(4, dtype=torch.int32), 4], spec(4))
+                                           torch.zeros(5, dtype=torch.int32), 5], spec(5))
     # A strong int32 scalar widens int8 + int32 to int32; a Python int would stay int8.
     assert "(((int32_t)x[i]) + 1000)" in src
 
 
 def test_shape_one_tensor_is_read_not_compiled_in():
-    src = parir.print_compiled(add_value, [torch.zeros(4), torch.zeros(1), torch.zeros(4), 4],
-                               spec(4))
+    src = parir.print_compiled(add_value, [torch.zeros(5), torch.zeros(1), torch.zeros(5), 5],
+                               spec(5))
     assert "(x[i] + k[0])" in src and "//@ param k float32[1]" in src
 
 

@@ -65,8 +65,8 @@ def test_print_compiled_takes_undecorated_functions():
 
 
 def test_host_loop_becomes_launch_plan():
-    x = torch.zeros(100)
-    src = parir.print_compiled(repeated_scale, [x, 7, 100], parir.par({"i": parir.threads(100)}))
+    x = torch.zeros(99)
+    src = parir.print_compiled(repeated_scale, [x, 7, 99], parir.par({"i": parir.threads(99)}))
     assert "//@ for t in range(0, 7, 1):" in src
     assert "//@   launch repeated_scale grid(1) block(128) (x, t)" in src
     assert "int64_t t)" in src
@@ -79,9 +79,9 @@ def test_gpu_block_is_one_thread():
 
 
 def test_threads_round_up_to_warps_and_spread_over_blocks():
-    x = torch.zeros(5000)
-    src = parir.print_compiled(repeated_scale, [x, 1, 5000], parir.par({"i": parir.threads(5000)}))
-    # 5000 threads -> 5 blocks of 1024: every launched thread takes a share of the loop.
+    x = torch.zeros(4999)  # not a multiple of 4, which 16-byte accesses would take 4 at a time
+    src = parir.print_compiled(repeated_scale, [x, 1, 4999], parir.par({"i": parir.threads(4999)}))
+    # 4999 threads -> 5 blocks of 1024: every launched thread takes a share of the loop.
     assert "grid(5) block(1024)" in src
     assert "parir_t = (parir_block % 5) * 1024 + threadIdx.x" in src
     assert "i += 5120L" in src
@@ -103,7 +103,7 @@ def test_weak_literals_take_the_tensor_type():
         for i in range(N):
             x[i] = x[i] * 2.5 + 1
 
-    src = parir.print_compiled(scale, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
+    src = parir.print_compiled(scale, [torch.zeros(5), 5], parir.par({"i": parir.threads(5)}))
     assert "x[i] = ((x[i] * 2.5f) + 1.0f);" in src
 
 
@@ -137,7 +137,7 @@ def test_siblings_with_different_parallelism_become_kernels():
                 y[i, j] = 2.0
 
     spec = {"i": parir.threads(2), "a": parir.threads(2048), "b": parir.threads(4096)}
-    src = parir.print_compiled(f, [torch.zeros(2, 5000), torch.zeros(2, 5000), 5000],
+    src = parir.print_compiled(f, [torch.zeros(2, 4999), torch.zeros(2, 4999), 4999],
                                parir.par(spec))
     assert "//@ launch f_0 grid(4) block(1024) (x)" in src
     assert "//@ launch f_1 grid(8) block(1024) (y)" in src
@@ -146,8 +146,8 @@ def test_siblings_with_different_parallelism_become_kernels():
 def test_gpu_block_is_cut_at_loops_that_need_blocks():
     from slice_programs import total
 
-    src = parir.print_compiled(total, [torch.zeros(5000), torch.zeros(1), 5000],
-                               parir.par({"i": parir.threads(5000).reduce()}))
+    src = parir.print_compiled(total, [torch.zeros(4999), torch.zeros(1), 4999],
+                               parir.par({"i": parir.threads(4999).reduce()}))
     assert "//@ launch total_0 grid(1) block(1) (out)" in src
     assert "//@ launch total_1 grid(5) block(1024) (x, out)" in src
     assert "atomic_combine(parir::Sum(), &out[0]" in src
@@ -159,18 +159,18 @@ def test_default_threads_per_block_is_the_compilers():
 
 
 def test_small_host_loops_get_a_persistent_kernel_that_compiles_everywhere():
-    x = torch.empty(3000, device="meta")
-    opts = parir.par({"i": parir.threads(3000)})
-    src = parir.print_compiled(repeated_scale, [x, 50, 3000], opts)
+    x = torch.empty(2999, device="meta")
+    opts = parir.par({"i": parir.threads(2999)})
+    src = parir.print_compiled(repeated_scale, [x, 50, 2999], opts)
     assert "//@ persistent launch repeated_scale_loop0 grid(3) block(1024) cluster(3) (x)" in src
     # For GPUs without clusters the persistent kernel compiles empty; the loop runs there.
     for arch in ("sm_80", "sm_90"):
         binary, is_cubin, _ = _C.nvrtc_compile(src, arch)
         assert is_cubin and binary
     opts.persistent_loops = False
-    assert "persistent" not in parir.print_compiled(repeated_scale, [x, 50, 3000], opts)
+    assert "persistent" not in parir.print_compiled(repeated_scale, [x, 50, 2999], opts)
     # Kernels of more blocks than a cluster holds (16) stay a loop of launches.
-    big = torch.empty(17 * 1024, device="meta")
-    src = parir.print_compiled(repeated_scale, [big, 5, 17 * 1024],
-                               parir.par({"i": parir.threads(17 * 1024)}))
+    big = torch.empty(17 * 1024 - 1, device="meta")
+    src = parir.print_compiled(repeated_scale, [big, 5, 17 * 1024 - 1],
+                               parir.par({"i": parir.threads(17 * 1024 - 1)}))
     assert "persistent" not in src

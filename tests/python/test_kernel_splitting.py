@@ -144,7 +144,7 @@ def test_cluster_reduction_into_a_local_stays_one_kernel():
 
 def test_tpb_of_a_block_level_loop_does_not_limit_the_inner_loop():
     opts = parir.par({"row": parir.threads(3).tpb(32), "col": parir.threads(256).reduce()})
-    src = parir.print_compiled(row_sums_local, [meta(3, 256), meta(3), 3, 256], opts)
+    src = parir.print_compiled(row_sums_local, [meta(3, 255), meta(3), 3, 255], opts)
     assert plan_lines(src, "launch") == ["//@ launch row_sums_local grid(3) block(256) (x, y)"]
 
 

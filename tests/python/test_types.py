@@ -134,16 +134,16 @@ def test_half_math_uses_half_intrinsics(dt):
 
 
 def test_forced_sizes_change_the_default_types():
-    opts = spec(10)
+    opts = spec(9)
     opts.force_int_size = parir.ElemSize.I32
     opts.force_float_size = parir.float32
-    src = parir.print_compiled(counting, [torch.zeros(10, dtype=torch.float64), 10], opts)
+    src = parir.print_compiled(counting, [torch.zeros(9, dtype=torch.float64), 9], opts)
     assert "for (int32_t i = " in src
     assert "0.5f" in src
-    src64 = parir.print_compiled(counting, [torch.zeros(10, dtype=torch.float64), 10], spec(10))
+    src64 = parir.print_compiled(counting, [torch.zeros(9, dtype=torch.float64), 9], spec(9))
     assert "for (int64_t i = " in src64 and "0.5f" not in src64
     opts.force_float_size = torch.float16
-    src = parir.print_compiled(counting, [torch.zeros(10, dtype=torch.float64), 10], opts)
+    src = parir.print_compiled(counting, [torch.zeros(9, dtype=torch.float64), 9], opts)
     assert "__double2half(0.5)" in src
     _C.nvrtc_compile(src, "sm_90")
 

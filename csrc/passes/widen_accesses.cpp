@@ -1,0 +1,389 @@
+#include "passes/widen_accesses.h"
+
+#include <algorithm>
+#include <map>
+
+#include "ir/fresh_names.h"
+#include "ir/queries.h"
+#include "ir/visitor.h"
+#include "passes/simplify.h"
+
+namespace parir {
+namespace {
+
+// An access's identity within a loop body: the tensor and the offset as written.
+std::string key_of(const FlatLoad& l) { return l.tensor + "@" + to_string(l.offset); }
+
+// The reads that every evaluation of `e` performs: not those under a Select's branches or the
+// right operand of `and` / `or`, which may be skipped (and may be out of bounds when they are).
+void unconditional_loads(const ExprPtr& e, std::vector<const FlatLoad*>& out) {
+  if (!e) return;
+  if (auto l = e->as<FlatLoad>()) {
+    unconditional_loads(l->offset, out);
+    out.push_back(l);
+  } else if (auto s = e->as<Select>()) {
+    unconditional_loads(s->cond, out);
+  } else if (auto b = e->as<Binary>()) {
+    unconditional_loads(b->a, out);
+    if (!is_logical(b->op)) unconditional_loads(b->b, out);
+  } else if (auto u = e->as<Unary>()) {
+    unconditional_loads(u->a, out);
+  } else if (auto c = e->as<Cast>()) {
+    unconditional_loads(c->a, out);
+  } else if (auto c = e->as<Call>()) {
+    for (const auto& a : c->args) unconditional_loads(a, out);
+  }
+}
+
+// Whether a loop body is only assignments of expressions without side effects or run-time
+// checks, which may be repeated and reordered across iterations.
+class PlainAssignments : public IRVisitor {
+ public:
+  bool plain = true;
+
+ protected:
+  void visit_node(const For*) override { plain = false; }
+  void visit_node(const While*) override { plain = false; }
+  void visit_node(const If*) override { plain = false; }
+  void visit_node(const GpuBlock*) override { plain = false; }
+  void visit_node(const Return*) override { plain = false; }
+  void visit_node(const ExprStmt*) override { plain = false; }
+  void visit_node(const AtomicUpdate*) override { plain = false; }
+  void visit_node(const WideLoad*) override { plain = false; }
+  void visit_node(const WideStore*) override { plain = false; }
+  void visit_node(const ExternCall*) override { plain = false; }
+  void visit_node(const FlatLoad* n) override {
+    if (!n->checks.empty()) plain = false;
+    IRVisitor::visit_node(n);
+  }
+};
+
+// For each name of a kernel, the thread-level loops that mention it and those that assign it
+// (nullptr: code outside them).
+class NameRegions : public IRVisitor {
+ public:
+  explicit NameRegions(int thread_depth) : thread_depth_(thread_depth) {}
+  std::map<std::string, std::set<const For*>> regions, assigned_in;
+
+ protected:
+  void visit_node(const For* n) override {
+    const For* outer = loop_;
+    if (n->par && depth_ == thread_depth_) loop_ = n;
+    note(n->var);
+    assigned_in[n->var].insert(loop_);
+    if (!n->par) {
+      loop_ = outer;
+      return IRVisitor::visit_node(n);
+    }
+    ++depth_;
+    IRVisitor::visit_node(n);
+    --depth_;
+    loop_ = outer;
+  }
+  void visit_node(const Var* n) override { note(n->name); }
+  void visit_node(const Assign* n) override {
+    if (auto v = n->target->as<Var>()) assigned_in[v->name].insert(loop_);
+    IRVisitor::visit_node(n);
+  }
+
+ private:
+  void note(const std::string& name) { regions[name].insert(loop_); }
+  int thread_depth_;
+  int depth_ = 0;
+  const For* loop_ = nullptr;
+};
+
+// Rewrites the thread-level loops of one kernel that can be widened.
+class Widener : public IRMutator {
+ public:
+  Widener(SpecializedFunction& prog, Kernel& k, FreshNames& names, int thread_depth,
+          const NameRegions& regions)
+      : prog_(prog), k_(k), names_(names), thread_depth_(thread_depth), regions_(regions) {}
+
+  int thread_loops = 0;       // thread-level loops seen
+  int64_t widened_groups = 0;  // the groups of the last loop widened (0: none)
+
+ protected:
+  StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
+    if (!n->par) return IRMutator::mutate_node(n, self);
+    if (depth_ == thread_depth_) {
+      ++thread_loops;
+      StmtPtr wide = widen(*n);
+      return wide ? wide : self;
+    }
+    ++depth_;
+    StmtPtr out = IRMutator::mutate_node(n, self);
+    --depth_;
+    return out;
+  }
+
+ private:
+  SpecializedFunction& prog_;
+  Kernel& k_;
+  FreshNames& names_;
+  const int thread_depth_;
+  const NameRegions& regions_;
+  int depth_ = 0;
+
+  // A loop's statements for W consecutive iterations, as widen() prepares them.
+  struct Plan {
+    const For* loop;
+    int64_t width;                 // W
+    std::set<std::string> wide;    // the accesses (key_of) that move W elements at a time
+    std::map<std::string, std::vector<std::string>> renamed;  // a local -> its name per element
+    std::vector<ExprPtr> elements;  // the loop variable's value for each of the W iterations
+    ExprPtr group_start;            // the loop variable's value at the first of them
+  };
+
+  StmtPtr widen(const For& f) {
+    auto lo = f.lo->as<IntImm>(), step = f.step->as<IntImm>();
+    auto trip = constant_trip_count(f);
+    if (!lo || !step || step->value != 1 || !trip || *trip <= 0 || f.par->cooperative ||
+        f.par->scan)
+      return nullptr;
+    const Reduction* r = f.reduction.get();
+    if (r && (r->scan || r->is_index() || !r->chunk.empty())) return nullptr;
+    PlainAssignments plain;
+    plain.visit(f.body);
+    if (!plain.plain) return nullptr;
+
+    // Locals the iterations assign: their own (no code outside the loop mentions them), read
+    // only after each iteration assigns them, so each element gets a name of its own. A
+    // reduction's accumulator is the loop's, shared by the iterations.
+    std::map<std::string, std::vector<std::string>> renamed;
+    std::map<std::string, Type> local_types;
+    for (const auto& s : f.body)
+      if (auto v = s->as<Assign>()->target->as<Var>(); v && !(r && v->name == r->acc)) {
+        auto it = regions_.regions.find(v->name);
+        if (it == regions_.regions.end() || it->second != std::set<const For*>{&f}) return nullptr;
+        renamed[v->name];
+        local_types[v->name] = v->type;
+      }
+    std::set<std::string> assigned;
+    for (const auto& s : f.body) {
+      const Assign& a = *s->as<Assign>();
+      for (const auto& [name, unused] : renamed)
+        if (!assigned.count(name) &&
+            (mentions(a.value, {name}) || (a.target->as<FlatLoad>() && mentions(a.target, {name}))))
+          return nullptr;
+      if (auto v = a.target->as<Var>()) assigned.insert(v->name);
+    }
+
+    std::set<std::string> own_locals;
+    for (const auto& [name, unused] : renamed) own_locals.insert(name);
+    // A local that another thread-level loop assigns holds a value of that loop's iteration
+    // for this thread (a row kept in registers): taking other iterations would read the wrong
+    // one. Values assigned outside the thread loops are the block's and may be read.
+    for (const auto& name : names_in(f.body)) {
+      if (own_locals.count(name) || (r && name == r->acc) || name == f.var) continue;
+      auto it = regions_.assigned_in.find(name);
+      if (it == regions_.assigned_in.end()) continue;
+      for (const For* loop : it->second)
+        if (loop && loop != &f) return nullptr;
+    }
+
+    // The element size most of the contiguous accesses have sets W.
+    std::map<int64_t, int> by_size;
+    std::vector<const FlatLoad*> contiguous;
+    for (const auto& s : f.body) {
+      const Assign& a = *s->as<Assign>();
+      std::vector<const FlatLoad*> accesses;
+      unconditional_loads(a.value, accesses);
+      if (auto t = a.target->as<FlatLoad>()) {
+        unconditional_loads(t->offset, accesses);
+        accesses.push_back(t);
+      }
+      for (const FlatLoad* l : accesses) {
+        // An offset that reads the iteration's own locals may move with the loop variable in
+        // ways the offset does not show.
+        const int64_t size = size_in_bytes(l->type.scalar);
+        if (size < 2 || size > 8 || coefficient(l->offset, f.var) != 1 ||
+            mentions(l->offset, own_locals))
+          continue;
+        contiguous.push_back(l);
+        ++by_size[size];
+      }
+    }
+    if (by_size.empty()) return nullptr;
+    int64_t size = 0;
+    for (const auto& [s, count] : by_size)
+      if (!size || count >= by_size[size]) size = s;
+    const int64_t width = kWideAccessBytes / size;
+    if (*trip % width != 0) return nullptr;
+
+    Plan plan{&f, width, {}, {}, {}, nullptr};
+    std::set<std::string> tensors;
+    for (const FlatLoad* l : contiguous) {
+      if (size_in_bytes(l->type.scalar) != size) continue;
+      ExprPtr first = simplify(Substitute(f.var, f.lo).mutate(l->offset));
+      if (known_power_of_two_divisor(first) % width != 0) continue;
+      plan.wide.insert(key_of(*l));
+      tensors.insert(l->tensor);
+    }
+    if (plan.wide.empty()) return nullptr;
+
+    const Type index_type = f.lo->type;
+    const Loc& loc = f.loc;
+    const std::string group = names_.make(f.var + "_w");
+    ExprPtr g = var(group, loc, index_type);
+    plan.group_start = simplify(binary(BinaryOp::Add, binary(BinaryOp::Mul, g,
+                                                             int_imm(width, loc, index_type), loc,
+                                                             index_type),
+                                       f.lo, loc, index_type));
+    for (int64_t e = 0; e < width; ++e)
+      plan.elements.push_back(simplify(binary(BinaryOp::Add, plan.group_start,
+                                              int_imm(e, loc, index_type), loc, index_type)));
+    for (auto& [name, names] : renamed) {
+      for (int64_t e = 0; e < width; ++e) {
+        names.push_back(names_.make(name + "_e"));
+        declare(names.back(), local_types.at(name));
+      }
+      k_.locals.erase(name);  // no code of the kernel uses the name any more
+    }
+    plan.renamed = std::move(renamed);
+
+    Body wide = expand(plan, true), narrow = expand(plan, false);
+    ExprPtr aligned = std::make_shared<PointersAligned>(
+        std::vector<std::string>(tensors.begin(), tensors.end()), kWideAccessBytes, loc);
+    Body body{std::make_shared<If>(aligned, std::move(wide), std::move(narrow), loc)};
+    widened_groups = *trip / width;
+    return std::make_shared<For>(group, int_imm(0, loc, index_type),
+                                 int_imm(*trip / width, loc, index_type),
+                                 int_imm(1, loc, index_type), std::move(body), loc, f.labels,
+                                 f.par, f.reduction);
+  }
+
+  void declare(const std::string& name, Type type) {
+    prog_.locals[name] = type;
+    k_.locals[name] = type;
+  }
+
+  // The loop body for the W iterations of a group, statement by statement; with `wide`, the
+  // planned accesses move the W elements at once.
+  Body expand(const Plan& plan, bool wide) {
+    const For& f = *plan.loop;
+    std::map<std::string, std::vector<std::string>> loaded;  // key_of -> the W elements' locals
+    Body out;
+    for (const auto& s : f.body) {
+      const Assign& a = *s->as<Assign>();
+      const FlatLoad* target = a.target->as<FlatLoad>();
+      if (wide) {
+        std::vector<const FlatLoad*> reads;
+        unconditional_loads(a.value, reads);
+        if (target) unconditional_loads(target->offset, reads);
+        for (const FlatLoad* l : reads) {
+          const std::string key = key_of(*l);
+          if (!plan.wide.count(key) || loaded.count(key)) continue;
+          std::vector<std::string> regs;
+          for (int64_t e = 0; e < plan.width; ++e) {
+            regs.push_back(names_.make(l->tensor + "_v"));
+            declare(regs.back(), l->type);
+          }
+          out.push_back(std::make_shared<WideLoad>(l->tensor, group_offset(plan, l->offset),
+                                                   regs, a.loc));
+          loaded[key] = std::move(regs);
+        }
+      }
+      const bool wide_store = wide && target && plan.wide.count(key_of(*target));
+      std::vector<std::string> stored;
+      for (int64_t e = 0; e < plan.width; ++e) {
+        ElementCopy copy(plan, loaded, e);
+        ExprPtr value = copy.mutate(a.value);
+        if (wide_store) {
+          stored.push_back(names_.make(target->tensor + "_s"));
+          declare(stored.back(), target->type);
+          out.push_back(std::make_shared<Assign>(var(stored.back(), a.loc, target->type), value,
+                                                 a.loc, a.labels));
+        } else if (target) {
+          auto place = std::make_shared<FlatLoad>(target->tensor, copy.mutate(target->offset),
+                                                  target->type, target->loc);
+          out.push_back(std::make_shared<Assign>(place, value, a.loc, a.labels));
+        } else {
+          out.push_back(std::make_shared<Assign>(copy.mutate(a.target), value, a.loc, a.labels));
+        }
+      }
+      if (!target) continue;
+      // A store may write memory that another tensor's loaded elements view.
+      loaded.clear();
+      if (!wide_store) continue;
+      std::vector<ExprPtr> values;
+      for (const auto& name : stored) values.push_back(var(name, a.loc, target->type));
+      out.push_back(std::make_shared<WideStore>(target->tensor,
+                                                group_offset(plan, target->offset),
+                                                std::move(values), a.loc));
+      loaded[key_of(*target)] = std::move(stored);
+    }
+    return out;
+  }
+
+  // An access's offset at the first element of the group.
+  static ExprPtr group_offset(const Plan& plan, const ExprPtr& offset) {
+    return simplify(Substitute(plan.loop->var, plan.group_start).mutate(offset));
+  }
+
+  // A statement's expression for element e of the group: the loop variable at that element,
+  // the iteration's locals by their names for it, loaded elements from their locals.
+  class ElementCopy : public IRMutator {
+   public:
+    ElementCopy(const Plan& p, const std::map<std::string, std::vector<std::string>>& loaded,
+                int64_t e)
+        : plan_(p), loaded_(loaded), e_(static_cast<size_t>(e)) {}
+
+   protected:
+    ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
+      if (n->name == plan_.loop->var) return plan_.elements[e_];
+      auto it = plan_.renamed.find(n->name);
+      return it == plan_.renamed.end() ? self : var(it->second[e_], n->loc, n->type);
+    }
+    ExprPtr mutate_node(const FlatLoad* n, const ExprPtr& self) override {
+      auto it = loaded_.find(key_of(*n));
+      if (it != loaded_.end()) return var(it->second[e_], n->loc, n->type);
+      return IRMutator::mutate_node(n, self);
+    }
+
+   private:
+    const Plan& plan_;
+    const std::map<std::string, std::vector<std::string>>& loaded_;
+    size_t e_;
+  };
+};
+
+// Fewer threads where the kernel's only thread-level loop now has fewer iterations (groups)
+// than it had threads: a block of at least a warp for a one-block level, else whole blocks.
+void fit_threads(Kernel& k, int64_t groups) {
+  ParLevel& level = k.levels.back();
+  if (groups >= level.count) return;
+  if (k.inner_blocks == 1) {
+    k.tpb = std::min(k.tpb, std::max<int64_t>(32, (groups + 31) / 32 * 32));
+  } else {
+    k.inner_blocks = (groups + k.tpb - 1) / k.tpb;
+  }
+  level.count = k.inner_blocks * k.tpb;
+}
+
+}  // namespace
+
+void widen_accesses(SpecializedFunction& prog, Lowered& lowered) {
+  if (size_in_bytes(prog.int_type) != 8) return;  // loop counters as narrow ints: left alone
+  FreshNames names(prog);
+  for (const auto& k : lowered.kernels) names.reserve(names_in(Body{k.root}));
+  for (auto& k : lowered.kernels) {
+    if (!k.has_thread_level() || k.lanes != 1 || k.warps != 1 || k.cluster != 1) continue;
+    const int thread_depth = static_cast<int>(k.levels.size()) - 1;
+    // A `with parir.gpu:` root is level 0 of the kernel, not a loop.
+    const int loop_depth = k.root->as<GpuBlock>() ? thread_depth - 1 : thread_depth;
+    NameRegions regions(loop_depth);
+    regions.visit(k.root);
+    Widener widener(prog, k, names, loop_depth, regions);
+    k.root = widener.mutate(k.root);
+    if (widener.thread_loops != 1 || widener.widened_groups == 0) continue;
+    fit_threads(k, widener.widened_groups);
+    for_each_launch(lowered.plan.steps, [&](PlanStep& s) {
+      if (s.kernel != k.name) return;
+      s.grid = k.grid();
+      s.block = k.tpb;
+    });
+  }
+}
+
+}  // namespace parir

@@ -1,0 +1,289 @@
+"""Wide accesses: a thread-level loop that walks a contiguous dimension moves 16 bytes per load
+and store (four float32, two float64, eight float16) where the tensors' data pointers are
+aligned, and element by element where they are not. The code must show it where it applies and
+only there, and the results must be torch's for aligned and misaligned views, every element
+size, row widths that are and are not multiples of the width, and tensors that alias."""
+
+import re
+
+import pytest
+import torch
+
+import parir_torch as parir
+from helpers import check_close
+
+
+@parir.jit
+def axpy(a, x, y, N):
+    parir.label('i')
+    for i in range(N):
+        y[i] += a * x[i]
+
+
+@parir.jit
+def scaled_copy(x, y, N):
+    parir.label('i')
+    for i in range(N):
+        t = x[i] * 2.0
+        u = t + 1.0
+        y[i] = u * t
+
+
+@parir.jit
+def copy_then_reread(x, y, z, N):
+    # The second statement reads the element the first one stored.
+    parir.label('i')
+    for i in range(N):
+        y[i] = x[i] + 1.0
+        z[i] = y[i] * 3.0
+
+
+@parir.jit
+def every_other(x, y, N):
+    parir.label('i')
+    for i in range(N):
+        y[i] = x[2 * i]
+
+
+@parir.jit
+def clipped(x, y, N):
+    parir.label('i')
+    for i in range(N):
+        if x[i] > 0.0:
+            y[i] = x[i]
+
+
+@parir.jit
+def row_sums(x, y, N, M):
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        for j in range(M):
+            y[i] += x[i, j]
+
+
+@parir.jit
+def row_max(x, y, N, M):
+    parir.label('N')
+    parir.label('M')
+    y[:] = parir.max(x[:, :], axis=1)
+
+
+@parir.jit
+def shifted_sum(x, y, N):
+    # x[i + 1] is contiguous too, but starts one element past a 16-byte boundary.
+    parir.label('i')
+    for i in range(N - 1):
+        y[i] = x[i] + x[i + 1]
+
+
+@parir.jit
+def mixed(h, d, N):
+    parir.label('i')
+    for i in range(N):
+        d[i] = d[i] + h[i]
+
+
+def spec(n):
+    return parir.par({'i': parir.threads(n)})
+
+
+def row_spec(n, threads=1024):
+    return parir.par({'N': parir.threads(n), 'M': parir.threads(threads).reduce()})
+
+
+def code(fn, args, opts):
+    return parir.print_compiled(fn, args, opts=opts)
+
+
+def test_an_elementwise_loop_moves_16_bytes_and_launches_a_quarter_of_the_threads():
+    x, y = torch.empty(1 << 20), torch.empty(1 << 20)
+    text = code(axpy, (2.0, x, y, 1 << 20), spec(1 << 20))
+    assert "parir::aligned<16>(x, y)" in text
+    assert re.search(r"parir::load_wide\(x \+ [^,]+, \w+, \w+, \w+, \w+\);", text)
+    assert re.search(r"parir::store_wide\(y \+ [^,]+, \w+, \w+, \w+, \w+\);", text)
+    assert "launch axpy grid(256) block(1024)" in text
+    # The misaligned path keeps plain element accesses.
+    assert "y[" in text and "x[" in text
+
+
+@pytest.mark.parametrize("dtype,width", [(torch.float64, 2), (torch.float16, 8),
+                                         (torch.bfloat16, 8), (torch.int32, 4),
+                                         (torch.int64, 2)])
+def test_the_width_is_16_bytes_of_the_element_type(dtype, width):
+    x, y = torch.empty(4096, dtype=dtype), torch.empty(4096, dtype=dtype)
+    text = code(scaled_copy if dtype.is_floating_point else every_other_free, (x, y, 4096),
+                spec(4096))
+    m = re.search(r"parir::load_wide\(x \+ [^;]+\);", text)
+    assert m and m.group(0).count(",") == width
+
+
+@parir.jit
+def every_other_free(x, y, N):
+    parir.label('i')
+    for i in range(N):
+        y[i] = x[i] * 3
+
+
+def test_rows_of_a_reduction_are_read_16_bytes_at_a_time():
+    x, y = torch.empty(64, 8192), torch.empty(64)
+    text = code(row_sums, (x, y, 64, 8192), row_spec(64))
+    assert "parir::load_wide(x + " in text
+    assert "block_reduce" in text and "grid(64) block(1024)" in text
+    text = code(row_max, (x, y, 64, 8192), row_spec(64))
+    assert "parir::load_wide(x + " in text
+
+
+def test_no_wide_accesses_where_they_cannot_apply():
+    # A length that is not a multiple of the width, a stride of 2, a branch in the body, a row
+    # that starts off a 16-byte boundary, and an access off the boundary by one.
+    x, y = torch.empty(1001), torch.empty(1001)
+    assert "load_wide" not in code(axpy, (2.0, x, y, 1001), spec(1001))
+    x, y = torch.empty(2048), torch.empty(1024)
+    assert "load_wide" not in code(every_other, (x, y, 1024), spec(1024))
+    x, y = torch.empty(1024), torch.empty(1024)
+    assert "load_wide" not in code(clipped, (x, y, 1024), spec(1024))
+    x, y = torch.empty(64, 1002), torch.empty(64)
+    assert "load_wide" not in code(row_sums, (x, y, 64, 1002), row_spec(64))
+    x, y = torch.empty(1025), torch.empty(1025)
+    text = code(shifted_sum, (x, y, 1025), spec(1024))
+    assert text.count("load_wide") == 1  # x[i] only; x[i + 1] element by element
+
+
+def test_rows_in_registers_are_not_widened():
+    # Each thread's registers hold its own elements of the row; a loop that reads them must
+    # keep the iterations it had (layer norm's last loop reads x's registers).
+    from test_rows_in_registers import l2_normalize, layer_norm, softmax
+    x, y = torch.empty(64, 8192), torch.empty(64, 8192)
+    w, b = torch.empty(8192), torch.empty(8192)
+    opts = parir.par({'N': parir.threads(64), 'M': parir.threads(1024),
+                      'D': parir.threads(1024), 'row': parir.threads(64),
+                      'acc': parir.threads(1024).reduce(), 'scale': parir.threads(1024)})
+    assert "load_wide" not in code(softmax, (x, y, 64, 8192), opts)
+    assert "load_wide" not in code(layer_norm, (x, w, b, y, 64, 8192, 1e-5), opts)
+    assert "load_wide" not in code(l2_normalize, (x, y, 64, 8192), opts)
+
+
+# ----- on the GPU ---------------------------------------------------------------------------
+
+def fresh(n, dtype=torch.float32, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return (torch.rand(n, device="cuda", generator=g) * 4 - 1).to(dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 4, 31, 33, 1000, 1024, 4097, 1 << 20, 3 * (1 << 20) + 8])
+def test_axpy_matches_torch(n):
+    x, y = fresh(n, seed=1), fresh(n, seed=2)
+    expected = y + 2.5 * x
+    axpy(2.5, x, y, n, opts=spec(n))
+    check_close(y, expected, f"axpy {n}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("offset", [0, 1, 2, 3, 4])
+def test_misaligned_views_take_the_element_path(offset):
+    n = 4096
+    xs, ys = fresh(n + 8, seed=3), fresh(n + 8, seed=4)
+    x, y = xs[offset:offset + n], ys[(offset * 3) % 8:(offset * 3) % 8 + n]
+    expected = y + 2.0 * x
+    untouched = ys.clone()
+    axpy(2.0, x, y, n, opts=spec(n))
+    check_close(y, expected, f"axpy views at {offset}")
+    lo, hi = (offset * 3) % 8, (offset * 3) % 8 + n
+    assert torch.equal(ys[:lo], untouched[:lo]) and torch.equal(ys[hi:], untouched[hi:])
+
+
+@pytest.mark.gpu
+def test_in_place_and_aliased_arguments():
+    n = 1 << 16
+    x = fresh(n, seed=5)
+    expected = x + 2.0 * x
+    axpy(2.0, x, x, n, opts=spec(n))
+    check_close(x, expected, "axpy in place")
+    x = fresh(n, seed=6)
+    y, z = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+    copy_then_reread(x, y, z, n, opts=spec(n))
+    check_close(y, x + 1.0, "stored")
+    check_close(z, (x + 1.0) * 3.0, "stored then read")
+    # The same tensor as y and z: z's store is the last.
+    x = fresh(n, seed=7)
+    y = torch.full_like(x, float("nan"))
+    copy_then_reread(x, y, y, n, opts=spec(n))
+    check_close(y, (x + 1.0) * 3.0, "y and z the same tensor")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("n", [8, 1000, 4096, 65536 + 8])
+def test_locals_of_each_element(dtype, n):
+    x = fresh(n, dtype, seed=8)
+    y = torch.full_like(x, float("nan"))
+    scaled_copy(x, y, n, opts=spec(n))
+    t = x.double() * 2.0
+    if dtype in (torch.float16, torch.bfloat16):
+        assert not torch.isnan(y).any()
+        torch.testing.assert_close(y.double(), (t + 1.0) * t, rtol=2e-2, atol=5e-2)
+    else:
+        check_close(y, ((t + 1.0) * t).to(dtype), f"{dtype} {n}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.int64])
+def test_integers(dtype):
+    n = 4096 + 16
+    x = (fresh(n, seed=9) * 40).to(dtype)
+    y = torch.zeros_like(x)
+    every_other_free(x, y, n, opts=spec(n))
+    assert torch.equal(y, (x * 3).to(dtype))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,m", [(1, 8), (3, 1000), (33, 1002), (100, 4096), (257, 8192),
+                                 (7, 4097)])
+def test_row_reductions(n, m):
+    g = torch.Generator(device="cuda").manual_seed(n * m)
+    x = torch.rand(n, m, device="cuda", generator=g) - 0.3
+    y = torch.zeros(n, device="cuda")
+    row_sums(x, y, n, m, opts=row_spec(n))
+    check_close(y, x.double().sum(1), f"row sums {n}x{m}")
+    y = torch.full((n,), float("nan"), device="cuda")
+    row_max(x, y, n, m, opts=row_spec(n, 256))
+    assert torch.equal(y, x.max(1).values)
+    # A view whose rows start off the 16-byte boundary: element by element.
+    wide = torch.rand(n, m + 1, device="cuda", generator=g)
+    view = wide[:, 1:]
+    y = torch.zeros(n, device="cuda")
+    row_sums(view, y, n, m, opts=row_spec(n))
+    check_close(y, view.double().sum(1), f"row sums of a view {n}x{m}")
+
+
+@pytest.mark.gpu
+def test_shifted_reads_and_mixed_types():
+    n = 4097
+    x = fresh(n, seed=10)
+    y = torch.full((n,), float("nan"), device="cuda")
+    shifted_sum(x, y, n, opts=spec(n - 1))
+    check_close(y[:-1], x[:-1] + x[1:], "x[i] + x[i + 1]")
+    assert torch.isnan(y[-1])
+    n = 4096
+    h = fresh(n, torch.float16, seed=11)
+    d = fresh(n, torch.float64, seed=12)
+    expected = d + h.double()
+    mixed(h, d, n, opts=spec(n))
+    check_close(d, expected, "float64 += float16")
+
+
+@pytest.mark.gpu
+def test_one_spec_for_two_functions_and_a_fresh_specialization_per_alignment():
+    n = 1 << 12
+    opts = spec(n)
+    base = fresh(n + 4, seed=13)
+    for start in (0, 1, 0, 2):
+        x = base[start:start + n]
+        y = torch.zeros(n, device="cuda")
+        axpy(1.5, x, y, n, opts=opts)
+        check_close(y, 1.5 * x, f"axpy from element {start}")
+        z = torch.full((n,), float("nan"), device="cuda")
+        scaled_copy(x, z, n, opts=opts)
+        check_close(z, (x * 2 + 1) * (x * 2), f"scaled copy from element {start}")
