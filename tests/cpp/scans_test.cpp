@@ -65,7 +65,10 @@ TEST(DetectScans, MoreThreadsThanOneBlockScanChunksInTwoKernels) {
   EXPECT_NE(c.find("//@ launch f_0 grid(16) block(1024) (x, partial1)"), std::string::npos) << c;
   EXPECT_NE(c.find("//@ launch f_1 grid(16) block(1024) (x, out, partial1, partial2)"),
             std::string::npos) << c;
-  EXPECT_NE(c.find("s = partial2[i];"), std::string::npos) << c;
+  // (Four rows of float32 move as one 16-byte load where aligned.)
+  EXPECT_TRUE(c.find("s = partial2[i];") != std::string::npos ||
+              c.find("parir::load_wide(partial2 + ") != std::string::npos)
+      << c;
   EXPECT_NE(c.find("if (parir_chunk == 3 && threadIdx.x == 0) partial2[i] = "),
             std::string::npos) << c;
 }
