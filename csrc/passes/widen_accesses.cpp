@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "ir/fresh_names.h"
 #include "ir/queries.h"
@@ -147,40 +148,10 @@ class Widener : public IRMutator {
     plain.visit(f.body);
     if (!plain.plain) return nullptr;
 
-    // Locals the iterations assign: their own (no code outside the loop mentions them), read
-    // only after each iteration assigns them, so each element gets a name of its own. A
-    // reduction's accumulator is the loop's, shared by the iterations.
-    std::map<std::string, std::vector<std::string>> renamed;
-    std::map<std::string, Type> local_types;
-    for (const auto& s : f.body)
-      if (auto v = s->as<Assign>()->target->as<Var>(); v && !(r && v->name == r->acc)) {
-        auto it = regions_.regions.find(v->name);
-        if (it == regions_.regions.end() || it->second != std::set<const For*>{&f}) return nullptr;
-        renamed[v->name];
-        local_types[v->name] = v->type;
-      }
-    std::set<std::string> assigned;
-    for (const auto& s : f.body) {
-      const Assign& a = *s->as<Assign>();
-      for (const auto& [name, unused] : renamed)
-        if (!assigned.count(name) &&
-            (mentions(a.value, {name}) || (a.target->as<FlatLoad>() && mentions(a.target, {name}))))
-          return nullptr;
-      if (auto v = a.target->as<Var>()) assigned.insert(v->name);
-    }
-
-    std::set<std::string> own_locals;
-    for (const auto& [name, unused] : renamed) own_locals.insert(name);
-    // A local that another thread-level loop assigns holds a value of that loop's iteration
-    // for this thread (a row kept in registers): taking other iterations would read the wrong
-    // one. Values assigned outside the thread loops are the block's and may be read.
-    for (const auto& name : names_in(f.body)) {
-      if (own_locals.count(name) || (r && name == r->acc) || name == f.var) continue;
-      auto it = regions_.assigned_in.find(name);
-      if (it == regions_.assigned_in.end()) continue;
-      for (const For* loop : it->second)
-        if (loop && loop != &f) return nullptr;
-    }
+    const std::optional<std::map<std::string, Type>> own = own_locals(f);
+    if (!own) return nullptr;
+    std::set<std::string> own_names;
+    for (const auto& [name, type] : *own) own_names.insert(name);
 
     // The element size most of the contiguous accesses have sets W.
     std::map<int64_t, int> by_size;
@@ -198,7 +169,7 @@ class Widener : public IRMutator {
         // ways the offset does not show.
         const int64_t size = size_in_bytes(l->type.scalar);
         if (size < 2 || size > 8 || coefficient(l->offset, f.var) != 1 ||
-            mentions(l->offset, own_locals))
+            mentions(l->offset, own_names))
           continue;
         contiguous.push_back(l);
         ++by_size[size];
@@ -233,14 +204,14 @@ class Widener : public IRMutator {
     for (int64_t e = 0; e < width; ++e)
       plan.elements.push_back(simplify(binary(BinaryOp::Add, plan.group_start,
                                               int_imm(e, loc, index_type), loc, index_type)));
-    for (auto& [name, names] : renamed) {
+    for (const auto& [name, type] : *own) {
+      std::vector<std::string>& names = plan.renamed[name];
       for (int64_t e = 0; e < width; ++e) {
         names.push_back(names_.make(name + "_e"));
-        declare(names.back(), local_types.at(name));
+        declare(names.back(), type);
       }
       k_.locals.erase(name);  // no code of the kernel uses the name any more
     }
-    plan.renamed = std::move(renamed);
 
     Body wide = expand(plan, true), narrow = expand(plan, false);
     ExprPtr aligned = std::make_shared<PointersAligned>(
@@ -251,6 +222,43 @@ class Widener : public IRMutator {
                                  int_imm(*trip / width, loc, index_type),
                                  int_imm(1, loc, index_type), std::move(body), loc, f.labels,
                                  f.par, f.reduction);
+  }
+
+  // The locals the loop's iterations assign, with their types, when each iteration owns them
+  // (no code outside the loop mentions them) and reads them only after assigning them, so each
+  // element of a group can get names of its own; nullopt when some local is not so, or when
+  // the body reads a local that another thread-level loop assigns, which holds a value of that
+  // loop's iteration for this thread (a row kept in registers). A reduction's accumulator is
+  // the loop's, shared by the iterations; values assigned outside the thread loops are the
+  // block's and may be read.
+  std::optional<std::map<std::string, Type>> own_locals(const For& f) const {
+    const Reduction* r = f.reduction.get();
+    auto is_acc = [&](const std::string& name) { return r && name == r->acc; };
+    std::map<std::string, Type> own;
+    for (const auto& s : f.body)
+      if (auto v = s->as<Assign>()->target->as<Var>(); v && !is_acc(v->name)) {
+        auto it = regions_.regions.find(v->name);
+        if (it == regions_.regions.end() || it->second != std::set<const For*>{&f})
+          return std::nullopt;
+        own[v->name] = v->type;
+      }
+    std::set<std::string> assigned;
+    for (const auto& s : f.body) {
+      const Assign& a = *s->as<Assign>();
+      for (const auto& [name, type] : own)
+        if (!assigned.count(name) &&
+            (mentions(a.value, {name}) || (a.target->as<FlatLoad>() && mentions(a.target, {name}))))
+          return std::nullopt;
+      if (auto v = a.target->as<Var>()) assigned.insert(v->name);
+    }
+    for (const auto& name : names_in(f.body)) {
+      if (own.count(name) || is_acc(name) || name == f.var) continue;
+      auto it = regions_.assigned_in.find(name);
+      if (it == regions_.assigned_in.end()) continue;
+      for (const For* loop : it->second)
+        if (loop && loop != &f) return std::nullopt;
+    }
+    return own;
   }
 
   void declare(const std::string& name, Type type) {
