@@ -12,6 +12,7 @@
 #include "passes/fuse_host_loops.h"
 #include "passes/infer_types.h"
 #include "passes/keep_rows_in_registers.h"
+#include "passes/load_reduction_targets_early.h"
 #include "passes/lower_slices.h"
 #include "passes/map_parallelism.h"
 #include "passes/simplify.h"
@@ -146,6 +147,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Loops that walk a contiguous dimension move 16 bytes per access where aligned.
   widen_accesses(prog, lowered);
   log.after("widen_accesses", dump(lowered));
+
+  // Reductions into tensor elements load the element before their loop, not after it.
+  load_reduction_targets_early(prog, lowered);
+  log.after("load_reduction_targets_early", dump(lowered));
 
   // A host loop of small kernels becomes, in addition, one persistent kernel.
   if (opts.persistent_loops) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <type_traits>
 
+#include "ir/arith.h"
 #include "ir/visitor.h"
 
 namespace parir {
@@ -42,12 +44,22 @@ class FindStores : public IRVisitor {
 
  protected:
   void visit_node(const Assign* n) override {
-    if (auto load = n->target->as<Load>()) tensors.insert(load->tensor);
+    note(n->target);
     IRVisitor::visit_node(n);
   }
   void visit_node(const AtomicUpdate* n) override {
-    if (auto load = n->target->as<Load>()) tensors.insert(load->tensor);
+    note(n->target);
     IRVisitor::visit_node(n);
+  }
+  void visit_node(const WideStore* n) override {
+    tensors.insert(n->tensor);
+    IRVisitor::visit_node(n);
+  }
+
+ private:
+  void note(const ExprPtr& target) {
+    if (auto load = target->as<Load>()) tensors.insert(load->tensor);
+    if (auto load = target->as<FlatLoad>()) tensors.insert(load->tensor);
   }
 };
 
@@ -277,6 +289,40 @@ int64_t known_power_of_two_divisor(const ExprPtr& e) {
     default:
       return 1;
   }
+}
+
+namespace {
+
+// An integer expression as a sum of terms (each by its printed form, with how many times it is
+// added, less how many times it is subtracted) and a constant.
+struct SumOfTerms {
+  std::map<std::string, int64_t> terms;
+  int64_t constant = 0;
+
+  void add(const ExprPtr& e, int64_t sign) {
+    if (auto i = e->as<IntImm>()) {
+      constant = wrap(static_cast<uint64_t>(constant) + static_cast<uint64_t>(sign * i->value));
+      return;
+    }
+    auto b = e->as<Binary>();
+    if (b && is_int(b->type.scalar) && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)) {
+      add(b->a, sign);
+      add(b->b, b->op == BinaryOp::Sub ? -sign : sign);
+      return;
+    }
+    const std::string term = to_string(e);
+    if ((terms[term] += sign) == 0) terms.erase(term);
+  }
+};
+
+}  // namespace
+
+std::optional<int64_t> constant_difference(const ExprPtr& a, const ExprPtr& b) {
+  SumOfTerms x, y;
+  x.add(a, 1);
+  y.add(b, 1);
+  if (x.terms != y.terms) return std::nullopt;
+  return wrap(static_cast<uint64_t>(x.constant) - static_cast<uint64_t>(y.constant));
 }
 
 }  // namespace parir

@@ -19,8 +19,8 @@ bool contains_parallel_code(const Body& body, bool gpu_blocks);
 // loops aside)?
 bool contains_reduction(const StmtPtr& s);
 
-// The tensors that some assignment or atomic update in the body stores to (x[i] = ...,
-// x[i, :] += ..., parir.atomic_add(x[i], ...)).
+// The tensors that some assignment, atomic update or wide store in the body stores to (x[i] =
+// ..., x[i, :] += ..., parir.atomic_add(x[i], ...)), before or after flatten_indices.
 std::set<std::string> stored_tensors(const Body& body);
 
 // How many statements at the start of a scan loop's body compute its element: detect_scans puts
@@ -44,6 +44,11 @@ std::optional<int64_t> coefficient(const ExprPtr& e, const std::string& v);
 // The largest power of two (at most 2^30) known to divide every value of an integer
 // expression: 2^30 for zero, 1 when nothing is known.
 int64_t known_power_of_two_divisor(const ExprPtr& e);
+
+// The constant c with a == b + c whatever the variables' values, when the two integer
+// expressions are sums and differences of the same terms and of constants (the offsets of
+// x[i, j - 1] and x[i, j]: -1); nullopt when that is not seen.
+std::optional<int64_t> constant_difference(const ExprPtr& a, const ExprPtr& b);
 
 // The locals and loop variables that the body assigns (atomic updates' result locals too).
 std::set<std::string> assigned_names(const Body& body);

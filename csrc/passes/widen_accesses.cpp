@@ -94,6 +94,10 @@ class NameRegions : public IRVisitor {
   const For* loop_ = nullptr;
 };
 
+// Fewer iterations than this over a whole kernel move too few bytes (16 KB of float32 per
+// tensor) for the width of the accesses to matter: such a loop keeps its plain code.
+constexpr int64_t kMinWideIterations = 4096;
+
 // Rewrites the thread-level loops of one kernel that can be widened.
 class Widener : public IRMutator {
  public:
@@ -134,6 +138,11 @@ class Widener : public IRMutator {
     std::map<std::string, std::vector<std::string>> renamed;  // a local -> its name per element
     std::vector<ExprPtr> elements;  // the loop variable's value for each of the W iterations
     ExprPtr group_start;            // the loop variable's value at the first of them
+    // Group g starts at iteration base + g * W; groups [first_full, end_full) of the `groups`
+    // lie wholly in the loop's range.
+    int64_t base = 0, groups = 0, first_full = 0, end_full = 0;
+    int64_t hi = 0;  // the loop's end (its range is [lo, hi))
+    std::map<std::string, std::pair<std::string, int64_t>> neighbours;  // see neighbours()
   };
 
   StmtPtr widen(const For& f) {
@@ -142,6 +151,11 @@ class Widener : public IRMutator {
     if (!lo || !step || step->value != 1 || !trip || *trip <= 0 || f.par->cooperative ||
         f.par->scan)
       return nullptr;
+    // The iterations over the whole kernel: the loop's, once per worker of the levels above.
+    int64_t runs = *trip;
+    for (size_t l = 0; l + 1 < k_.levels.size() && runs < kMinWideIterations; ++l)
+      runs *= k_.levels[l].count;
+    if (runs < kMinWideIterations) return nullptr;
     const Reduction* r = f.reduction.get();
     if (r && (r->scan || r->is_index() || !r->chunk.empty())) return nullptr;
     PlainAssignments plain;
@@ -180,18 +194,49 @@ class Widener : public IRMutator {
     for (const auto& [s, count] : by_size)
       if (!size || count >= by_size[size]) size = s;
     const int64_t width = kWideAccessBytes / size;
-    if (*trip % width != 0) return nullptr;
 
-    Plan plan{&f, width, {}, {}, {}, nullptr};
-    std::set<std::string> tensors;
+    // Each access's shift: how many iterations past lo its offset first falls on a W-element
+    // boundary. The shift most accesses share sets where the groups of W iterations start;
+    // those accesses move W elements at once, the others (a stencil's neighbours one element
+    // to the side) element by element within the group.
+    std::map<std::string, std::pair<int64_t, std::string>> shift_of;  // key_of -> shift, tensor
+    std::map<int64_t, int> by_shift;
     for (const FlatLoad* l : contiguous) {
       if (size_in_bytes(l->type.scalar) != size) continue;
-      ExprPtr first = simplify(Substitute(f.var, f.lo).mutate(l->offset));
-      if (known_power_of_two_divisor(first) % width != 0) continue;
-      plan.wide.insert(key_of(*l));
-      tensors.insert(l->tensor);
+      for (int64_t s = 0; s < width; ++s) {
+        ExprPtr at = simplify(Substitute(f.var, int_imm(lo->value + s, f.loc, f.lo->type))
+                                  .mutate(l->offset));
+        if (known_power_of_two_divisor(at) % width != 0) continue;
+        shift_of[key_of(*l)] = {s, l->tensor};
+        ++by_shift[s];
+        break;
+      }
     }
-    if (plan.wide.empty()) return nullptr;
+    if (by_shift.empty()) return nullptr;
+    int64_t shift = by_shift.begin()->first;
+    for (const auto& [s, count] : by_shift)
+      if (count > by_shift[shift]) shift = s;
+
+    // Groups of W iterations from `base`, the first and the last cut by the loop's range where
+    // it does not start on the shift or is not a multiple of W long; those edge groups run
+    // element by element.
+    Plan plan{&f, width, {}, {}, {}, nullptr};
+    plan.base = shift == 0 ? lo->value : lo->value + shift - width;
+    plan.hi = lo->value + *trip;
+    plan.groups = (plan.hi - plan.base + width - 1) / width;
+    plan.first_full = plan.base < lo->value ? 1 : 0;
+    plan.end_full = (plan.hi - plan.base) / width;
+    if (plan.end_full <= plan.first_full) return nullptr;  // no group of W iterations
+    const bool edges = plan.first_full > 0 || plan.end_full < plan.groups;
+
+    std::set<std::string> tensors;
+    for (const auto& [key, at] : shift_of) {
+      if (at.first != shift) continue;
+      plan.wide.insert(key);
+      tensors.insert(at.second);
+    }
+
+    plan.neighbours = neighbours(f, plan, contiguous);
 
     const Type index_type = f.lo->type;
     const Loc& loc = f.loc;
@@ -200,7 +245,7 @@ class Widener : public IRMutator {
     plan.group_start = simplify(binary(BinaryOp::Add, binary(BinaryOp::Mul, g,
                                                              int_imm(width, loc, index_type), loc,
                                                              index_type),
-                                       f.lo, loc, index_type));
+                                       int_imm(plan.base, loc, index_type), loc, index_type));
     for (int64_t e = 0; e < width; ++e)
       plan.elements.push_back(simplify(binary(BinaryOp::Add, plan.group_start,
                                               int_imm(e, loc, index_type), loc, index_type)));
@@ -213,15 +258,49 @@ class Widener : public IRMutator {
       k_.locals.erase(name);  // no code of the kernel uses the name any more
     }
 
-    Body wide = expand(plan, true), narrow = expand(plan, false);
-    ExprPtr aligned = std::make_shared<PointersAligned>(
+    ExprPtr wide_when = std::make_shared<PointersAligned>(
         std::vector<std::string>(tensors.begin(), tensors.end()), kWideAccessBytes, loc);
-    Body body{std::make_shared<If>(aligned, std::move(wide), std::move(narrow), loc)};
-    widened_groups = *trip / width;
+    if (edges) {
+      auto full_from = binary(BinaryOp::Ge, g, int_imm(plan.first_full, loc, index_type), loc,
+                              Type{ScalarType::Bool});
+      auto full_to = binary(BinaryOp::Lt, g, int_imm(plan.end_full, loc, index_type), loc,
+                            Type{ScalarType::Bool});
+      if (plan.first_full > 0)
+        wide_when = binary(BinaryOp::And, full_from, wide_when, loc, Type{ScalarType::Bool});
+      if (plan.end_full < plan.groups)
+        wide_when = binary(BinaryOp::And, full_to, wide_when, loc, Type{ScalarType::Bool});
+    }
+    Body body{std::make_shared<If>(wide_when, expand(plan, true, false),
+                                   expand(plan, false, edges), loc)};
+    widened_groups = plan.groups;
     return std::make_shared<For>(group, int_imm(0, loc, index_type),
-                                 int_imm(*trip / width, loc, index_type),
+                                 int_imm(plan.groups, loc, index_type),
                                  int_imm(1, loc, index_type), std::move(body), loc, f.labels,
                                  f.par, f.reduction);
+  }
+
+  // The reads a few elements beside a wide read of a tensor the loop does not store to (a
+  // stencil's x[i, j - 1] and x[i, j + 1] beside x[i, j]): key_of -> the wide read's key and
+  // the distance d, so that element e of the group takes element e + d of the wide read where
+  // that is in the group, and loads only the elements past its ends.
+  static std::map<std::string, std::pair<std::string, int64_t>> neighbours(
+      const For& f, const Plan& plan, const std::vector<const FlatLoad*>& contiguous) {
+    std::map<std::string, std::pair<std::string, int64_t>> out;
+    const std::set<std::string> stored = stored_tensors(f.body);
+    for (const FlatLoad* l : contiguous) {
+      const std::string key = key_of(*l);
+      if (plan.wide.count(key) || stored.count(l->tensor) || out.count(key)) continue;
+      for (const FlatLoad* w : contiguous) {
+        if (w->tensor != l->tensor || w->type != l->type || !plan.wide.count(key_of(*w)))
+          continue;
+        const std::optional<int64_t> d = constant_difference(l->offset, w->offset);
+        if (d && *d != 0 && *d > -plan.width && *d < plan.width) {
+          out[key] = {key_of(*w), *d};
+          break;
+        }
+      }
+    }
+    return out;
   }
 
   // The locals the loop's iterations assign, with their types, when each iteration owns them
@@ -266,12 +345,19 @@ class Widener : public IRMutator {
     k_.locals[name] = type;
   }
 
-  // The loop body for the W iterations of a group, statement by statement; with `wide`, the
-  // planned accesses move the W elements at once.
-  Body expand(const Plan& plan, bool wide) {
+  // The loop body for the W iterations of a group, statement by statement: each statement
+  // computes its W values, then stores them, so that the loads of all W iterations are in
+  // flight together (the stores, which may alias them, come after). With `wide`, the planned
+  // accesses move the W elements at once; with `guarded` (the edge groups), each element's
+  // computation and store run only where its iteration lies in the loop's range.
+  Body expand(const Plan& plan, bool wide, bool guarded) {
     const For& f = *plan.loop;
     std::map<std::string, std::vector<std::string>> loaded;  // key_of -> the W elements' locals
     Body out;
+    auto guard = [&](int64_t e, StmtPtr s) -> StmtPtr {
+      if (!guarded) return s;
+      return std::make_shared<If>(in_range(plan, e), Body{std::move(s)}, Body{}, s->loc);
+    };
     for (const auto& s : f.body) {
       const Assign& a = *s->as<Assign>();
       const FlatLoad* target = a.target->as<FlatLoad>();
@@ -294,34 +380,48 @@ class Widener : public IRMutator {
       }
       const bool wide_store = wide && target && plan.wide.count(key_of(*target));
       std::vector<std::string> stored;
+      Body stores;
       for (int64_t e = 0; e < plan.width; ++e) {
         ElementCopy copy(plan, loaded, e);
         ExprPtr value = copy.mutate(a.value);
-        if (wide_store) {
-          stored.push_back(names_.make(target->tensor + "_s"));
-          declare(stored.back(), target->type);
-          out.push_back(std::make_shared<Assign>(var(stored.back(), a.loc, target->type), value,
-                                                 a.loc, a.labels));
-        } else if (target) {
-          auto place = std::make_shared<FlatLoad>(target->tensor, copy.mutate(target->offset),
-                                                  target->type, target->loc);
-          out.push_back(std::make_shared<Assign>(place, value, a.loc, a.labels));
-        } else {
-          out.push_back(std::make_shared<Assign>(copy.mutate(a.target), value, a.loc, a.labels));
+        if (!target) {
+          out.push_back(
+              guard(e, std::make_shared<Assign>(copy.mutate(a.target), value, a.loc, a.labels)));
+          continue;
         }
+        stored.push_back(names_.make(target->tensor + "_s"));
+        declare(stored.back(), target->type);
+        ExprPtr v = var(stored.back(), a.loc, target->type);
+        out.push_back(guard(e, std::make_shared<Assign>(v, value, a.loc, a.labels)));
+        if (wide_store) continue;
+        auto place = std::make_shared<FlatLoad>(target->tensor, copy.mutate(target->offset),
+                                                target->type, target->loc);
+        stores.push_back(guard(e, std::make_shared<Assign>(place, v, a.loc, a.labels)));
       }
       if (!target) continue;
-      // A store may write memory that another tensor's loaded elements view.
+      if (wide_store) {
+        std::vector<ExprPtr> values;
+        for (const auto& name : stored) values.push_back(var(name, a.loc, target->type));
+        stores.push_back(std::make_shared<WideStore>(
+            target->tensor, group_offset(plan, target->offset), std::move(values), a.loc));
+      }
+      out.insert(out.end(), stores.begin(), stores.end());
+      // A store may write memory that another tensor's loaded elements view; the stored
+      // elements themselves are known.
       loaded.clear();
-      if (!wide_store) continue;
-      std::vector<ExprPtr> values;
-      for (const auto& name : stored) values.push_back(var(name, a.loc, target->type));
-      out.push_back(std::make_shared<WideStore>(target->tensor,
-                                                group_offset(plan, target->offset),
-                                                std::move(values), a.loc));
       loaded[key_of(*target)] = std::move(stored);
     }
     return out;
+  }
+
+  // Whether element e of the group is an iteration of the loop: lo <= its value < hi.
+  static ExprPtr in_range(const Plan& plan, int64_t e) {
+    const For& f = *plan.loop;
+    const Type boolean{ScalarType::Bool};
+    const ExprPtr& v = plan.elements[static_cast<size_t>(e)];
+    return binary(BinaryOp::And, binary(BinaryOp::Ge, v, f.lo, f.loc, boolean),
+                  binary(BinaryOp::Lt, v, int_imm(plan.hi, f.loc, f.lo->type), f.loc, boolean),
+                  f.loc, boolean);
   }
 
   // An access's offset at the first element of the group.
@@ -344,8 +444,15 @@ class Widener : public IRMutator {
       return it == plan_.renamed.end() ? self : var(it->second[e_], n->loc, n->type);
     }
     ExprPtr mutate_node(const FlatLoad* n, const ExprPtr& self) override {
-      auto it = loaded_.find(key_of(*n));
+      const std::string key = key_of(*n);
+      auto it = loaded_.find(key);
       if (it != loaded_.end()) return var(it->second[e_], n->loc, n->type);
+      if (auto beside = plan_.neighbours.find(key); beside != plan_.neighbours.end()) {
+        auto wide = loaded_.find(beside->second.first);
+        const int64_t at = static_cast<int64_t>(e_) + beside->second.second;
+        if (wide != loaded_.end() && at >= 0 && at < plan_.width)
+          return var(wide->second[static_cast<size_t>(at)], n->loc, n->type);
+      }
       return IRMutator::mutate_node(n, self);
     }
 
@@ -357,15 +464,15 @@ class Widener : public IRMutator {
 };
 
 // Fewer threads where the kernel's only thread-level loop now has fewer iterations (groups)
-// than it had threads: a block of at least a warp for a one-block level, else whole blocks.
+// than it had threads: as many blocks as before, each of fewer threads (at least a warp), so
+// that a small kernel, bound by the latency of its accesses rather than by bandwidth, keeps
+// its work spread over as many multiprocessors.
 void fit_threads(Kernel& k, int64_t groups) {
   ParLevel& level = k.levels.back();
   if (groups >= level.count) return;
-  if (k.inner_blocks == 1) {
-    k.tpb = std::min(k.tpb, std::max<int64_t>(32, (groups + 31) / 32 * 32));
-  } else {
-    k.inner_blocks = (groups + k.tpb - 1) / k.tpb;
-  }
+  const int64_t per_block = (groups + k.inner_blocks - 1) / k.inner_blocks;
+  k.tpb = std::min(k.tpb, std::max<int64_t>(32, (per_block + 31) / 32 * 32));
+  k.inner_blocks = (groups + k.tpb - 1) / k.tpb;
   level.count = k.inner_blocks * k.tpb;
 }
 

@@ -79,7 +79,8 @@ def test_gpu_block_is_one_thread():
 
 
 def test_threads_round_up_to_warps_and_spread_over_blocks():
-    x = torch.zeros(4999)  # not a multiple of 4, which 16-byte accesses would take 4 at a time
+    # Every other element, which 16-byte accesses leave alone: a thread per iteration.
+    x = torch.zeros(2 * 4999)[::2]
     src = parir.print_compiled(repeated_scale, [x, 1, 4999], parir.par({"i": parir.threads(4999)}))
     # 4999 threads -> 5 blocks of 1024: every launched thread takes a share of the loop.
     assert "grid(5) block(1024)" in src
@@ -149,7 +150,8 @@ def test_gpu_block_is_cut_at_loops_that_need_blocks():
     src = parir.print_compiled(total, [torch.zeros(4999), torch.zeros(1), 4999],
                                parir.par({"i": parir.threads(4999).reduce()}))
     assert "//@ launch total_0 grid(1) block(1) (out)" in src
-    assert "//@ launch total_1 grid(5) block(1024) (x, out)" in src
+    # 4999 elements four at a time (16-byte accesses): 1250 threads, in five blocks as before.
+    assert "//@ launch total_1 grid(5) block(256) (x, out)" in src
     assert "atomic_combine(parir::Sum(), &out[0]" in src
 
 
@@ -170,7 +172,7 @@ def test_small_host_loops_get_a_persistent_kernel_that_compiles_everywhere():
     opts.persistent_loops = False
     assert "persistent" not in parir.print_compiled(repeated_scale, [x, 50, 2999], opts)
     # Kernels of more blocks than a cluster holds (16) stay a loop of launches.
-    big = torch.empty(17 * 1024 - 1, device="meta")
-    src = parir.print_compiled(repeated_scale, [big, 5, 17 * 1024 - 1],
-                               parir.par({"i": parir.threads(17 * 1024 - 1)}))
+    n = 17 * 1024 - 1
+    big = torch.empty(n, device="meta")
+    src = parir.print_compiled(repeated_scale, [big, 5, n], parir.par({"i": parir.threads(n)}))
     assert "persistent" not in src

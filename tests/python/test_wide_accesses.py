@@ -4,13 +4,18 @@ aligned, and element by element where they are not. The code must show it where 
 only there, and the results must be torch's for aligned and misaligned views, every element
 size, row widths that are and are not multiples of the width, and tensors that alias."""
 
+import os
 import re
+import sys
 
 import pytest
 import torch
 
 import parir_torch as parir
 from helpers import check_close
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+from kernels import stencil_2d  # noqa: E402  (the roofline's 5-point stencil)
 
 
 @parir.jit
@@ -102,7 +107,8 @@ def test_an_elementwise_loop_moves_16_bytes_and_launches_a_quarter_of_the_thread
     assert "parir::aligned<16>(x, y)" in text
     assert re.search(r"parir::load_wide\(x \+ [^,]+, \w+, \w+, \w+, \w+\);", text)
     assert re.search(r"parir::store_wide\(y \+ [^,]+, \w+, \w+, \w+, \w+\);", text)
-    assert "launch axpy grid(256) block(1024)" in text
+    # As many blocks as before (1024), of a quarter of the threads.
+    assert "launch axpy grid(1024) block(256)" in text
     # The misaligned path keeps plain element accesses.
     assert "y[" in text and "x[" in text
 
@@ -135,19 +141,109 @@ def test_rows_of_a_reduction_are_read_16_bytes_at_a_time():
 
 
 def test_no_wide_accesses_where_they_cannot_apply():
-    # A length that is not a multiple of the width, a stride of 2, a branch in the body, a row
-    # that starts off a 16-byte boundary, and an access off the boundary by one.
-    x, y = torch.empty(1001), torch.empty(1001)
-    assert "load_wide" not in code(axpy, (2.0, x, y, 1001), spec(1001))
+    # A stride of 2, a branch in the body, a row of fewer elements than one group.
     x, y = torch.empty(2048), torch.empty(1024)
     assert "load_wide" not in code(every_other, (x, y, 1024), spec(1024))
     x, y = torch.empty(1024), torch.empty(1024)
     assert "load_wide" not in code(clipped, (x, y, 1024), spec(1024))
+    x, y = torch.empty(64, 3), torch.empty(64)
+    assert "load_wide" not in code(row_sums, (x, y, 64, 3), row_spec(64))
+    x, y = torch.empty(4097), torch.empty(4097)
+    text = code(shifted_sum, (x, y, 4097), spec(4096))
+    assert text.count("load_wide") == 1  # x[i] only; x[i + 1] element by element
+
+
+@parir.jit
+def stencil_1d(x, y, N):
+    parir.label('i')
+    for i in range(1, N - 1):
+        y[i] = x[i - 1] + 2.0 * x[i] + x[i + 1]
+
+
+@parir.jit
+def tail_sums(x, y, N, M):
+    # Each row from its second element.
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        for j in range(1, M):
+            y[i] += x[i, j]
+
+
+def stencil_spec(n, m):
+    return parir.par({'i': parir.threads(n - 2), 'j': parir.threads(m - 2)})
+
+
+def test_loops_off_the_16_byte_grid_widen_their_whole_groups():
+    # 4097 elements: 1024 groups of four, the last one (element 4096) element by element; the
+    # five blocks of 4097 threads stay five, of 224 threads.
+    x, y = torch.empty(4097), torch.empty(4097)
+    text = code(axpy, (2.0, x, y, 4097), spec(4097))
+    assert "parir::load_wide(x + " in text and "parir::store_wide(y + " in text
+    assert "(i_w0 < 1024L) && parir::aligned<16>(x, y)" in text
+    assert "if ((((i_w0 * 4L) + 3L) >= 0L) && (((i_w0 * 4L) + 3L) < 4097L))" in text
+    assert "launch axpy grid(5) block(224)" in text
+    # Small loops keep their plain code: too few bytes for the width to matter.
+    x, y = torch.empty(1001), torch.empty(1001)
+    assert "load_wide" not in code(axpy, (2.0, x, y, 1001), spec(1001))
+    # The interior of a grid: groups on the 16-byte grid of the rows, the first and the last
+    # cut by the interior's edges; x[i, j - 1] and x[i, j + 1] off that grid are read element
+    # by element.
+    x, y = torch.empty(1000, 1000), torch.empty(1000, 1000)
+    text = code(stencil_2d, (x, y, 1000, 1000), stencil_spec(1000, 1000))
+    assert text.count("parir::load_wide(x + ") == 3 and text.count("parir::store_wide(y + ") == 1
+    # Within the wide group the neighbours come from the loaded row: two elements, one past
+    # each end of the group, are read on their own.
+    wide = text[text.index("parir::load_wide(x + "):text.index("parir::store_wide(y + ")]
+    assert wide.count("x[") == 2
+    assert "(j_w0 < 249L) && ((j_w0 >= 1L) && parir::aligned<16>(x, y))" in text
+    assert "if ((((j_w0 * 4L) + 3L) >= 1L) && (((j_w0 * 4L) + 3L) < 999L))" in text
+    # Rows summed from their second element: the first group holds elements 1 to 3 only.
+    x, y = torch.empty(64, 1024), torch.empty(64)
+    text = code(tail_sums, (x, y, 64, 1024), row_spec(64))
+    assert "(j_w0 >= 1L) && parir::aligned<16>(x)" in text
+    # Rows of 1002 elements start on the 16-byte grid only every other row.
     x, y = torch.empty(64, 1002), torch.empty(64)
     assert "load_wide" not in code(row_sums, (x, y, 64, 1002), row_spec(64))
-    x, y = torch.empty(1025), torch.empty(1025)
-    text = code(shifted_sum, (x, y, 1025), spec(1024))
-    assert text.count("load_wide") == 1  # x[i] only; x[i + 1] element by element
+
+
+def test_a_row_sum_loads_its_target_before_the_row():
+    x, y = torch.empty(64, 8192), torch.empty(64)
+    text = code(row_sums, (x, y, 64, 8192), row_spec(64))
+    before = text.index("y_before0 = y[i];")
+    assert before < text.index("parir::load_wide(x + ")
+    assert "if (threadIdx.x == 0) y[i] = (y_before0 + acc0);" in text
+    # A slice reduction assigns its target without reading it: nothing to load.
+    assert "_before" not in code(row_max, (x, y, 64, 8192), row_spec(64))
+
+
+@parir.jit
+def sum_and_scale(x, y, z, N, M):
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        for j in range(M):
+            y[i] += x[i, j]
+            z[i, j] = 2.0 * x[i, j]
+
+
+@parir.jit
+def sums_of_multiples(x, y, N, M):
+    # The row is summed into y[i] twice, as y[i] + sum(x[i, :]) and then that plus 2 * sum.
+    parir.label('N')
+    for i in range(N):
+        for t in range(2):
+            parir.label('M')
+            for j in range(M):
+                y[i] += x[i, j] * (t + 1)
+
+
+def test_a_reduction_loop_that_stores_reads_its_target_at_the_end():
+    # z may be y: the target is read after the loop's stores, where it always was.
+    x, z = torch.empty(64, 1024), torch.empty(64, 1024)
+    y = torch.empty(64)
+    text = code(sum_and_scale, (x, y, z, 64, 1024), row_spec(64))
+    assert "_before" not in text and "y[i] = (y[i] + acc" in text
 
 
 def test_rows_in_registers_are_not_widened():
@@ -287,3 +383,66 @@ def test_one_spec_for_two_functions_and_a_fresh_specialization_per_alignment():
         z = torch.full((n,), float("nan"), device="cuda")
         scaled_copy(x, z, n, opts=opts)
         check_close(z, (x * 2 + 1) * (x * 2), f"scaled copy from element {start}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,m", [(3, 3), (3, 6), (5, 7), (33, 37), (100, 1000), (257, 4099),
+                                 (64, 4098)])
+def test_stencil_interior_matches_torch(n, m):
+    g = torch.Generator(device="cuda").manual_seed(n * 7919 + m)
+    x = torch.rand(n, m, device="cuda", generator=g) - 0.25
+    y = torch.full((n, m), float("nan"), device="cuda")
+    stencil_2d(x, y, n, m, opts=stencil_spec(n, m))
+    expected = 0.2 * (x[1:-1, 1:-1] + x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:])
+    check_close(y[1:-1, 1:-1], expected, f"stencil {n}x{m}")
+    # The border is not written.
+    assert torch.isnan(y[0]).all() and torch.isnan(y[-1]).all()
+    assert torch.isnan(y[:, 0]).all() and torch.isnan(y[:, -1]).all()
+    # Views whose rows start off the 16-byte grid, and one whose rows are one element longer.
+    big = torch.rand(n, m + 2, device="cuda", generator=g)
+    for start in (1, 2):
+        view = big[:, start:start + m]
+        y = torch.full((n, m), float("nan"), device="cuda")
+        stencil_2d(view, y, n, m, opts=stencil_spec(n, m))
+        expected = 0.2 * (view[1:-1, 1:-1] + view[:-2, 1:-1] + view[2:, 1:-1] + view[1:-1, :-2]
+                          + view[1:-1, 2:])
+        check_close(y[1:-1, 1:-1], expected, f"stencil of a view from column {start}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [3, 4, 5, 6, 7, 9, 33, 1000, 4097, (1 << 20) + 3])
+def test_interior_of_a_vector_matches_torch(n):
+    x = fresh(n, seed=n)
+    y = torch.full((n,), float("nan"), device="cuda")
+    stencil_1d(x, y, n, opts=spec(n - 2))
+    check_close(y[1:-1], x[:-2] + 2.0 * x[1:-1] + x[2:], f"1-D stencil {n}")
+    assert torch.isnan(y[0]) and torch.isnan(y[-1])
+    # In place on an offset view of a float64 vector: two elements per group.
+    xd = fresh(n + 1, torch.float64, seed=n + 1)
+    view = xd[1:]
+    out = torch.full((n,), float("nan"), device="cuda", dtype=torch.float64)
+    stencil_1d(view, out, n, opts=spec(n - 2))
+    check_close(out[1:-1], view[:-2] + 2.0 * view[1:-1] + view[2:], f"float64 view {n}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,m", [(1, 2), (5, 4), (33, 1001), (100, 4096), (7, 8193)])
+def test_reductions_into_targets_that_hold_values(n, m):
+    g = torch.Generator(device="cuda").manual_seed(n + m)
+    x = torch.rand(n, m, device="cuda", generator=g) - 0.3
+    y0 = torch.rand(n, device="cuda", generator=g) + 1.0
+    y = y0.clone()
+    row_sums(x, y, n, m, opts=row_spec(n))
+    check_close(y, y0.double() + x.double().sum(1), f"y += row sums {n}x{m}")
+    y = y0.clone()
+    tail_sums(x, y, n, m, opts=row_spec(n))
+    check_close(y, y0.double() + x[:, 1:].double().sum(1), f"y += sums from column 1 {n}x{m}")
+    y = y0.clone()
+    sums_of_multiples(x, y, n, m, opts=row_spec(n))
+    check_close(y, y0.double() + 3 * x.double().sum(1), f"two sums in a row {n}x{m}")
+    # The loop stores to the tensor it sums into (z is y's storage): the target is read after.
+    y = y0.clone()
+    z = torch.full((n, m), float("nan"), device="cuda")
+    sum_and_scale(x, y, z, n, m, opts=row_spec(n))
+    check_close(y, y0.double() + x.double().sum(1), f"sum and scale {n}x{m}")
+    check_close(z, 2.0 * x, f"scaled {n}x{m}")
