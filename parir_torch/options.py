@@ -218,6 +218,11 @@ FIELDS = (
               "cluster runs every iteration, its blocks waiting for each other between "
               "kernels, instead of a launch per kernel per iteration (on GPUs with clusters, "
               "compute capability 9.0; elsewhere the loop runs as before)"),
+    Field("wide_accesses", True, key=True, cpp=_flag,
+          doc="a thread-level loop that walks a tensor's contiguous dimension moves 16 bytes "
+              "per load and store (W consecutive iterations per thread) where the data is "
+              "aligned; False keeps one element per access (to compare, or to read the "
+              "generated code as the loop is written)"),
     Field("force_int_size", None, key=True, cpp=_type_name,
           doc="the type (a parir.ElemSize, a torch dtype or parir.int32 and friends) of every "
               "integer value that has no type of its own: literals, Python int arguments, "

@@ -145,8 +145,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   log.after("flatten_indices", dump(lowered));
 
   // Loops that walk a contiguous dimension move 16 bytes per access where aligned.
-  widen_accesses(prog, lowered);
-  log.after("widen_accesses", dump(lowered));
+  if (opts.wide_accesses) {
+    widen_accesses(prog, lowered);
+    log.after("widen_accesses", dump(lowered));
+  }
 
   // Reductions into tensor elements load the element before their loop, not after it.
   load_reduction_targets_early(prog, lowered);

@@ -446,3 +446,27 @@ def test_reductions_into_targets_that_hold_values(n, m):
     sum_and_scale(x, y, z, n, m, opts=row_spec(n))
     check_close(y, y0.double() + x.double().sum(1), f"sum and scale {n}x{m}")
     check_close(z, 2.0 * x, f"scaled {n}x{m}")
+
+
+def test_wide_accesses_can_be_turned_off():
+    x, y = torch.empty(1 << 20), torch.empty(1 << 20)
+    opts = spec(1 << 20)
+    opts.wide_accesses = False
+    text = code(axpy, (2.0, x, y, 1 << 20), opts)
+    assert "load_wide" not in text and "launch axpy grid(1024) block(1024)" in text
+    assert "y[i] = (y[i] + (2.0f * x[i]));" in text
+
+
+@pytest.mark.gpu
+def test_the_same_results_with_and_without_wide_accesses():
+    n, m = 129, 1030
+    g = torch.Generator(device="cuda").manual_seed(17)
+    x = torch.rand(n, m, device="cuda", generator=g) - 0.5
+    outs = []
+    for wide in (True, False):
+        opts = stencil_spec(n, m)
+        opts.wide_accesses = wide
+        y = torch.full((n, m), float("nan"), device="cuda")
+        stencil_2d(x, y, n, m, opts=opts)
+        outs.append(y)
+    assert torch.equal(outs[0][1:-1, 1:-1], outs[1][1:-1, 1:-1])
