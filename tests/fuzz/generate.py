@@ -98,6 +98,7 @@ LONG_NAME = "a_rather_long_identifier_" * 9
 AWKWARD = CPP_NAMES + GENERATED_NAMES
 
 SIZES = (1, 2, 31, 32, 33, 64, 100)
+LONG_SIZES = (4099, 4101, 8192, 8195)
 THREADS = (1, 2, 31, 32, 33, 64, 100, 128, 257, 1000, 1024, 2048, 5000)
 TPB = (32, 64, 96, 128, 256, 512, 1024)
 
@@ -1203,8 +1204,18 @@ class Generator:
         pool = SIZES if self.gpu_sized else SIZES + (1000,)
         out = [self.rng.choice(pool) for _ in range(k)]
         # Keep the plain Python run short: it runs element by element.
-        while math.prod(out) > 4000:
-            out[out.index(max(out))] = self.rng.choice((1, 2, 31, 33))
+        limit, keep = 4000, None
+        if self.gpu_sized and self.rng.random() < 0.3:
+            # Sometimes an innermost loop long enough for 16-byte accesses (a kernel of at
+            # least 4,096 iterations), off the 16-byte grid or on it.
+            keep = k - 1
+            out[keep] = self.rng.choice(LONG_SIZES)
+            limit = 2 * out[keep]
+            self.feature("long_loop")
+        while math.prod(out) > limit:
+            others = [i for i in range(k) if i != keep]
+            i = max(others, key=lambda i: out[i])
+            out[i] = 1 if out[i] <= 2 else self.rng.choice((1, 2))
         return out
 
     def nest_map(self):
