@@ -9,6 +9,14 @@ FreshNames::FreshNames(const SpecializedFunction& prog) {
   for (const auto& [name, type] : prog.locals) used_.insert(name);
 }
 
+FreshNames::FreshNames(const SpecializedFunction& prog, const Lowered& lowered)
+    : FreshNames(prog) {
+  for (const auto& k : lowered.kernels) {
+    std::set<std::string> names = names_in(Body{k.root});
+    used_.insert(names.begin(), names.end());
+  }
+}
+
 std::string FreshNames::make(const std::string& base) {
   std::string name;
   do {

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "ir/kernel.h"
 #include "ir/specialized_function.h"
 
 namespace parir {
@@ -11,10 +12,10 @@ namespace parir {
 class FreshNames {
  public:
   explicit FreshNames(const SpecializedFunction& prog);
+  // After the program was split into kernels: distinct from every name of the kernels too.
+  FreshNames(const SpecializedFunction& prog, const Lowered& lowered);
   // "<base><n>" for the smallest n not in use; the name is then in use.
   std::string make(const std::string& base);
-  // Names in use elsewhere (a kernel's body, after the program was split into kernels).
-  void reserve(const std::set<std::string>& names) { used_.insert(names.begin(), names.end()); }
 
  private:
   std::set<std::string> used_;

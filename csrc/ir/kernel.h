@@ -50,6 +50,14 @@ struct Kernel {
   bool has_thread_level() const { return !levels.empty() && levels.back().threads; }
 };
 
+// A local that a pass adds to a kernel after the program was split: the kernel declares it and
+// the program knows its type.
+inline void add_kernel_local(SpecializedFunction& prog, Kernel& k, const std::string& name,
+                             Type type) {
+  prog.locals[name] = type;
+  k.locals[name] = type;
+}
+
 // The result of lowering: the host-side plan and the kernels it launches.
 struct Lowered {
   LaunchPlan plan;

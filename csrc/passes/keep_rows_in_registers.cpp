@@ -274,8 +274,7 @@ class RowRewriter {
       c.load = at_placeholder(l, loops[first.loop]->loop->var);
       for (int64_t e = 0; e < per_thread; ++e) {
         c.regs.push_back(names_.make(c.tensor + "_r"));
-        prog_.locals[c.regs.back()] = l.type;
-        k_.locals[c.regs.back()] = l.type;
+        add_kernel_local(prog_, k_, c.regs.back(), l.type);
       }
     }
     Body out;
@@ -439,8 +438,7 @@ StmtPtr rewrite_kernel(const StmtPtr& s, int depth, int thread_depth, RowRewrite
 }  // namespace
 
 void keep_rows_in_registers(SpecializedFunction& prog, Lowered& lowered) {
-  FreshNames names(prog);
-  for (const auto& k : lowered.kernels) names.reserve(names_in(Body{k.root}));
+  FreshNames names(prog, lowered);
   for (auto& k : lowered.kernels) {
     // The row of a run must be one block's (or one warp's), whose barriers order the loops.
     if (!k.has_thread_level() || k.inner_blocks != 1 || k.cluster != 1 || k.lanes != 1) continue;

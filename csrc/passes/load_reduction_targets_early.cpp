@@ -9,20 +9,10 @@ namespace {
 
 // Whether a body may write memory: stores to tensor elements, atomic updates, calls of
 // externals (which may write through the tensors they are given).
-class WritesMemory : public IRVisitor {
- public:
-  bool writes = false;
-
- protected:
-  void visit_node(const Assign* n) override {
-    if (n->target->as<FlatLoad>()) writes = true;
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const WideStore*) override { writes = true; }
-  void visit_node(const AtomicUpdate*) override { writes = true; }
-  void visit_node(const ExternCall*) override { writes = true; }
-  void visit_node(const ExprStmt*) override { writes = true; }
-};
+bool writes_memory(const Body& body) {
+  return !stored_tensors(body).empty() || contains(body, StmtKind::AtomicUpdate) ||
+         contains(body, ExprKind::ExternCall) || contains(body, StmtKind::ExprStmt);
+}
 
 // Replaces reads of one tensor element (the same tensor and offset as written) with a local.
 class ReplaceElement : public IRMutator {
@@ -59,8 +49,7 @@ class EarlyTargets : public IRMutator {
         continue;
       }
       const std::string name = names_.make(target->tensor + "_before");
-      prog_.locals[name] = target->type;
-      k_.locals[name] = target->type;
+      add_kernel_local(prog_, k_, name, target->type);
       ExprPtr before = var(name, f->loc, target->type);
       out.push_back(std::make_shared<Assign>(before, f->reduction->target, f->loc));
       auto r = std::make_shared<Reduction>(*f->reduction);
@@ -83,9 +72,7 @@ class EarlyTargets : public IRMutator {
       return nullptr;
     const FlatLoad* target = r->target->as<FlatLoad>();
     if (!target || !target->checks.empty()) return nullptr;
-    WritesMemory writes;
-    writes.visit(f.body);
-    if (writes.writes) return nullptr;
+    if (writes_memory(f.body)) return nullptr;
     std::set<std::string> changing = assigned_names(f.body);
     changing.insert(f.var);
     changing.insert(r->acc);
@@ -96,8 +83,7 @@ class EarlyTargets : public IRMutator {
 }  // namespace
 
 void load_reduction_targets_early(SpecializedFunction& prog, Lowered& lowered) {
-  FreshNames names(prog);
-  for (const auto& k : lowered.kernels) names.reserve(names_in(Body{k.root}));
+  FreshNames names(prog, lowered);
   for (auto& k : lowered.kernels) {
     if (k.cluster != 1) continue;
     // Loops inside the root: a root that is itself a reduction loop (over the kernel's only

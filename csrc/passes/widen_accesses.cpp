@@ -253,7 +253,7 @@ class Widener : public IRMutator {
       std::vector<std::string>& names = plan.renamed[name];
       for (int64_t e = 0; e < width; ++e) {
         names.push_back(names_.make(name + "_e"));
-        declare(names.back(), type);
+        add_kernel_local(prog_, k_, names.back(), type);
       }
       k_.locals.erase(name);  // no code of the kernel uses the name any more
     }
@@ -340,11 +340,6 @@ class Widener : public IRMutator {
     return own;
   }
 
-  void declare(const std::string& name, Type type) {
-    prog_.locals[name] = type;
-    k_.locals[name] = type;
-  }
-
   // The loop body for the W iterations of a group, statement by statement: each statement
   // computes its W values, then stores them, so that the loads of all W iterations are in
   // flight together (the stores, which may alias them, come after). With `wide`, the planned
@@ -356,7 +351,8 @@ class Widener : public IRMutator {
     Body out;
     auto guard = [&](int64_t e, StmtPtr s) -> StmtPtr {
       if (!guarded) return s;
-      return std::make_shared<If>(in_range(plan, e), Body{std::move(s)}, Body{}, s->loc);
+      const Loc loc = s->loc;
+      return std::make_shared<If>(in_range(plan, e), Body{std::move(s)}, Body{}, loc);
     };
     for (const auto& s : f.body) {
       const Assign& a = *s->as<Assign>();
@@ -371,7 +367,7 @@ class Widener : public IRMutator {
           std::vector<std::string> regs;
           for (int64_t e = 0; e < plan.width; ++e) {
             regs.push_back(names_.make(l->tensor + "_v"));
-            declare(regs.back(), l->type);
+            add_kernel_local(prog_, k_, regs.back(), l->type);
           }
           out.push_back(std::make_shared<WideLoad>(l->tensor, group_offset(plan, l->offset),
                                                    regs, a.loc));
@@ -390,7 +386,7 @@ class Widener : public IRMutator {
           continue;
         }
         stored.push_back(names_.make(target->tensor + "_s"));
-        declare(stored.back(), target->type);
+        add_kernel_local(prog_, k_, stored.back(), target->type);
         ExprPtr v = var(stored.back(), a.loc, target->type);
         out.push_back(guard(e, std::make_shared<Assign>(v, value, a.loc, a.labels)));
         if (wide_store) continue;
@@ -480,8 +476,7 @@ void fit_threads(Kernel& k, int64_t groups) {
 
 void widen_accesses(SpecializedFunction& prog, Lowered& lowered) {
   if (size_in_bytes(prog.int_type) != 8) return;  // loop counters as narrow ints: left alone
-  FreshNames names(prog);
-  for (const auto& k : lowered.kernels) names.reserve(names_in(Body{k.root}));
+  FreshNames names(prog, lowered);
   for (auto& k : lowered.kernels) {
     if (!k.has_thread_level() || k.lanes != 1 || k.warps != 1 || k.cluster != 1) continue;
     const int thread_depth = static_cast<int>(k.levels.size()) - 1;
