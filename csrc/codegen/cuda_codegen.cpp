@@ -365,7 +365,8 @@ class KernelPrinter {
   // name it was hoisted into, say).
   void loop_header(const std::string& v, const ExprPtr& lo, const ExprPtr& hi,
                    const std::string& hi_text, const ExprPtr& step, const std::string& first,
-                   int64_t stride) {
+                   int64_t stride, int unroll = 0) {
+    const std::string pragma = unroll > 0 ? fmt::format("#pragma unroll {}", unroll) : "";
     auto s = step->as<IntImm>();
     std::string name = names_(v);
     const std::string stride_text = stride == 1 ? "1" : fmt::format("{}L", stride);
@@ -378,6 +379,7 @@ class KernelPrinter {
       std::string inc = stride == 1     ? fmt::format("{}", s->value)
                         : s->value == 1 ? stride_text
                                         : fmt::format("{} * {}", stride_text, s->value);
+      if (!pragma.empty()) line(pragma);
       line(fmt::format("for ({} {} = {}; {} {} {}; {} += {}) {{", loop_var_type(), name, start, name,
                        s->value > 0 ? "<" : ">", hi_text, name, inc));
       return;
@@ -387,6 +389,7 @@ class KernelPrinter {
     line(fmt::format("const int64_t {}_lo = {}, {}_step = {};", k, expr(lo), k, expr(step)));
     line(fmt::format("const int64_t {}_n = parir::trip_count({}_lo, {}, {}_step);", k, k,
                      hi_text, k));
+    if (!pragma.empty()) line(pragma);
     line(fmt::format("for (int64_t {} = {}; {} < {}_n; {} += {}) {{", k, first, k, k, k,
                      stride_text));
     line(fmt::format("  const {} {} = {}_lo + {} * {}_step;", loop_var_type(), name, k, k, k));
@@ -402,7 +405,7 @@ class KernelPrinter {
       ++indent_;
       line(fmt::format("const int64_t {} = {};", hi, expr(f.hi)));
     }
-    loop_header(f.var, f.lo, f.hi, hoisted ? hi : expr(f.hi), f.step, "0", 1);
+    loop_header(f.var, f.lo, f.hi, hoisted ? hi : expr(f.hi), f.step, "0", 1, f.unroll);
     block(f.body);
     line("}");
     if (hoisted) {
@@ -436,7 +439,7 @@ class KernelPrinter {
         line(fmt::format("int64_t {} = parir::highest<int64_t>();", r->index_acc));
       }
     }
-    loop_header(f.var, f.lo, f.hi, expr(f.hi), f.step, worker, level.count);
+    loop_header(f.var, f.lo, f.hi, expr(f.hi), f.step, worker, level.count, f.unroll);
     ++depth_;
     block(f.body);
     --depth_;

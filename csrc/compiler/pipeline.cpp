@@ -24,6 +24,7 @@
 #include "passes/split_parallel_nests.h"
 #include "passes/split_multi_block_kernels.h"
 #include "passes/split_host_device.h"
+#include "passes/unroll_accumulations.h"
 
 namespace parir {
 namespace {
@@ -153,6 +154,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Reductions into tensor elements load the element before their loop, not after it.
   load_reduction_targets_early(prog, lowered);
   log.after("load_reduction_targets_early", dump(lowered));
+
+  // Loops that only load and accumulate keep several iterations' loads in flight.
+  unroll_accumulations(lowered);
+  log.after("unroll_accumulations", dump(lowered));
 
   // A host loop of small kernels becomes, in addition, one persistent kernel.
   if (opts.persistent_loops) {

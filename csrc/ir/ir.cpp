@@ -260,6 +260,8 @@ void stmt_text(const StmtNode& s, int indent, std::string& out) {
       else if (n.reduction)
         note += fmt::format("; {} = {}({} over the loop)", expr_text(*n.reduction->target),
                             python_name(n.reduction->op), n.reduction->acc);
+      if (n.unroll > 0)
+        note += fmt::format("{}unrolled {} times", note.empty() ? "  # " : "; ", n.unroll);
       out += fmt::format("{}for {} in range({}, {}, {}):{}\n", pad, n.var, expr_text(*n.lo),
                          expr_text(*n.hi), expr_text(*n.step), note);
       body_text(n.body, indent + 1, out);

@@ -509,6 +509,7 @@ struct For : StmtNode {
   Body body;
   std::optional<LoopPar> par;  // set by apply_parallel_spec for labelled loops in the spec
   std::shared_ptr<const Reduction> reduction;  // set by detect_reductions for reduce loops
+  int unroll = 0;  // > 0: the CUDA compiler unrolls it this many times (unroll_accumulations)
   For(std::string v, ExprPtr lo_, ExprPtr hi_, ExprPtr st, Body b, Loc l,
       std::vector<std::string> lb = {}, std::optional<LoopPar> p = std::nullopt,
       std::shared_ptr<const Reduction> r = nullptr)

@@ -289,8 +289,10 @@ StmtPtr IRMutator::mutate_node(const For* n, const StmtPtr& self) {
   ExprPtr lo = mutate(n->lo), hi = mutate(n->hi), step = mutate(n->step);
   Body body = mutate(n->body);
   if (lo == n->lo && hi == n->hi && step == n->step && same(body, n->body)) return self;
-  return std::make_shared<For>(n->var, lo, hi, step, std::move(body), n->loc, n->labels, n->par,
-                               n->reduction);
+  auto f = std::make_shared<For>(n->var, lo, hi, step, std::move(body), n->loc, n->labels, n->par,
+                                 n->reduction);
+  f->unroll = n->unroll;
+  return f;
 }
 
 StmtPtr IRMutator::mutate_node(const While* n, const StmtPtr& self) {
