@@ -93,11 +93,6 @@ std::set<std::string> stored_tensors(const Body& body) {
   return f.tensors;
 }
 
-bool writes_memory(const Body& body) {
-  return !stored_tensors(body).empty() || contains(body, StmtKind::AtomicUpdate) ||
-         contains(body, ExprKind::ExternCall) || contains(body, StmtKind::ExprStmt);
-}
-
 namespace {
 
 class Names : public IRVisitor {

@@ -23,10 +23,6 @@ bool contains_reduction(const StmtPtr& s);
 // ..., x[i, :] += ..., parir.atomic_add(x[i], ...)), before or after flatten_indices.
 std::set<std::string> stored_tensors(const Body& body);
 
-// Whether the body may write memory: stores to tensor elements, atomic updates, calls of
-// externals (which may write through the tensors they are given).
-bool writes_memory(const Body& body);
-
 // How many statements at the start of a scan loop's body compute its element: detect_scans puts
 // them first, ending with the assignment to the Reduction's `value` (see Reduction in ir.h).
 size_t scan_element_statements(const For& scan_loop);

@@ -7,6 +7,13 @@
 namespace parir {
 namespace {
 
+// Whether a body may write memory: stores to tensor elements, atomic updates, calls of
+// externals (which may write through the tensors they are given).
+bool writes_memory(const Body& body) {
+  return !stored_tensors(body).empty() || contains(body, StmtKind::AtomicUpdate) ||
+         contains(body, ExprKind::ExternCall) || contains(body, StmtKind::ExprStmt);
+}
+
 // Replaces reads of one tensor element (the same tensor and offset as written) with a local.
 class ReplaceElement : public IRMutator {
  public:

@@ -65,9 +65,11 @@ class Unroll : public IRMutator {
   static bool walks_a_column(const For& f) {
     const Reduction* r = f.reduction.get();
     if ((r && (r->scan || !r->chunk.empty())) || (f.par && f.par->cooperative)) return false;
+    // Assignments to locals only: no store, atomic update, branch or inner loop. An external
+    // call may still write through the pointers it is given.
     for (const auto& s : f.body)
       if (!s->as<Assign>() || !s->as<Assign>()->target->as<Var>()) return false;
-    if (writes_memory(f.body)) return false;
+    if (contains(f.body, ExprKind::ExternCall)) return false;
     MovingLoads moving(f.var);
     moving.visit(f.body);
     auto step = f.step->as<IntImm>();
