@@ -12,10 +12,11 @@ per kernel, in one run.
   path's pieces (options key, argument key).
 * Host loops: jacobi_1d (npbench's L size, 8,499 time steps of two kernels on 34,000
   elements) per kernel, launched one by one (`use_cuda_graphs=False`), as a CUDA graph
-  (`True`; `None`: a graph from the second call on the same tensors), both with
-  `persistent_loops=False`, and with the default options (a persistent kernel where each
-  kernel fits one thread block cluster, N=16,384 here; else the graph), beside torch eager;
-  at npbench's L size (N=34,000) and at N=16,384.
+  (`True`; `None`: a graph from the second call on the same tensors), these with
+  `persistent_loops=False` and `time_tiling=False`; as a persistent kernel where each kernel
+  fits one thread block cluster (N=16,384 here; else the graph), with `time_tiling=False`;
+  and with the default options (tiles of up to 32 time steps per launch), beside torch
+  eager; at npbench's L size (N=34,000) and at N=16,384.
 """
 
 import argparse
@@ -93,16 +94,19 @@ def host_loop(N, T):
         for _ in range(1, T):
             torch_step(A, B)
 
-    ways = [("parir, launched one by one", False, False), ("parir, CUDA graph", True, False),
-            ("parir, graph from the 2nd call", None, False),
-            ("parir, default options", None, True)]
-    for name, graphs, persistent in ways + [("torch eager", "torch", None)]:
+    ways = [("parir, launched one by one", False, False, False),
+            ("parir, CUDA graph", True, False, False),
+            ("parir, graph from the 2nd call", None, False, False),
+            ("parir, persistent kernel where it fits, else graph", None, True, False),
+            ("parir, default options (tiles of time steps)", None, True, True)]
+    for name, graphs, persistent, tiling in ways + [("torch eager", "torch", None, None)]:
         if graphs == "torch":
             run = torch_run
         else:
             opts = parir.par({'i': parir.threads(N)})
             opts.use_cuda_graphs = graphs
             opts.persistent_loops = persistent
+            opts.time_tiling = tiling
             run = (lambda o: lambda _: jacobi_1d(A, B, T, opts=o))(opts)
         try:
             restore(None)

@@ -218,6 +218,12 @@ FIELDS = (
               "cluster runs every iteration, its blocks waiting for each other between "
               "kernels, instead of a launch per kernel per iteration (on GPUs with clusters, "
               "compute capability 9.0; elsewhere the loop runs as before)"),
+    Field("time_tiling", True, key=True, cpp=_flag,
+          doc="a host loop over time steps whose kernels are one-dimensional stencils (each "
+              "element read and written at the loop index plus constants) runs up to 32 time "
+              "steps per launch, each block on a tile of the elements in shared memory with a "
+              "halo it recomputes, through temporaries as large as the tensors written; False "
+              "launches every kernel of every time step"),
     Field("wide_accesses", True, key=True, cpp=_flag,
           doc="a thread-level loop that walks a tensor's contiguous dimension moves 16 bytes "
               "per load and store (W consecutive iterations per thread) where the data is "

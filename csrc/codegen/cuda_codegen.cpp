@@ -89,6 +89,8 @@ class KernelPrinter {
     grid_prologue(block_function ? "parir_block_index" : "blockIdx.x");
     for (const auto& [name, type] : k_.locals)
       line(fmt::format("{} {};", cuda_name(type.scalar), names_(name)));
+    for (const auto& a : k_.shared_arrays)
+      line(fmt::format("__shared__ {} {}[{}];", cuda_name(a.elem), names_(a.name), a.size));
     if (auto g = k_.root->as<GpuBlock>()) {
       depth_ = 1;
       body(g->body);

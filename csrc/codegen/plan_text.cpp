@@ -88,6 +88,11 @@ std::string print_plan(const LaunchPlan& plan) {
                        fmt::join(p.type.strides, ", "), p.written ? "inout" : "in");
   for (const auto& t : plan.temporaries)
     out += fmt::format("//@ temp {} {}\n", identifier(t.name), t.type.str());
+  for (const auto& a : plan.apart) {
+    std::vector<std::string> others;
+    for (const auto& o : a.others) others.push_back(identifier(o));
+    out += fmt::format("//@ apart {} from {}\n", identifier(a.tensor), fmt::join(others, ", "));
+  }
   for (const auto& c : plan.bounds_sites)
     out += fmt::format("//@ check {} {} {} {} {} {} {}\n", c.id, c.kernel, identifier(c.tensor),
                        c.dim,
@@ -326,6 +331,18 @@ PlanParam parse_param(const Line& l) {
   return p;
 }
 
+ApartTensors parse_apart(const Line& l) {
+  // apart NAME from NAME, NAME
+  ApartTensors a;
+  auto [name, rest] = first_word(l.text.substr(6));
+  auto [from, others] = first_word(rest);
+  a.tensor = program_name(name);
+  if (a.tensor.empty() || from != "from") bad(l, "expected 'apart NAME from NAME, ...'");
+  for (const auto& o : split_commas(others)) a.others.push_back(program_name(o));
+  if (a.others.empty()) bad(l, "expected 'apart NAME from NAME, ...'");
+  return a;
+}
+
 PlanParam parse_temporary(const Line& l) {
   // temp NAME TYPE[d0, d1]: contiguous
   PlanParam p;
@@ -517,6 +534,8 @@ LaunchPlan parse_plan(const std::string& source) {
       plan.params.push_back(parse_param(l));
     } else if (l.text.rfind("temp ", 0) == 0) {
       plan.temporaries.push_back(parse_temporary(l));
+    } else if (l.text.rfind("apart ", 0) == 0) {
+      plan.apart.push_back(parse_apart(l));
     } else if (l.text.rfind("check ", 0) == 0) {
       plan.bounds_sites.push_back(parse_check(l));
       if (plan.bounds_sites.back().id != static_cast<int>(plan.bounds_sites.size()))

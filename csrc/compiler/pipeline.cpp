@@ -24,6 +24,7 @@
 #include "passes/split_parallel_nests.h"
 #include "passes/split_multi_block_kernels.h"
 #include "passes/split_host_device.h"
+#include "passes/tile_time_loops.h"
 #include "passes/unroll_accumulations.h"
 
 namespace parir {
@@ -144,6 +145,12 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Element accesses become offsets through the tensors' strides.
   flatten_indices(prog, lowered, opts.bounds_check);
   log.after("flatten_indices", dump(lowered));
+
+  // Time loops of one-dimensional stencils run several time steps per launch, on tiles.
+  if (opts.time_tiling) {
+    tile_time_loops(prog, lowered);
+    log.after("tile_time_loops", dump(lowered));
+  }
 
   // Loops that walk a contiguous dimension move 16 bytes per access where aligned.
   if (opts.wide_accesses) {

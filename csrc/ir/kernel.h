@@ -40,6 +40,14 @@ struct Kernel {
   std::set<const Reduction*> atomic_reductions;
   // Some access is checked at run time: the kernel takes the plan's error buffer ("@bounds").
   bool bounds_checked = false;
+  // Arrays in shared memory, one of each per block, that the kernel's FlatLoads name as they
+  // name tensors (passes/tile_time_loops.h): the code generator declares them.
+  struct SharedArray {
+    std::string name;
+    ScalarType elem = ScalarType::Unknown;
+    int64_t size = 0;  // elements
+  };
+  std::vector<SharedArray> shared_arrays;
 
   int64_t grid() const {
     int64_t g = inner_blocks;

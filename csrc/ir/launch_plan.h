@@ -21,7 +21,8 @@
 // "flag FLAG" and "link FILE" after the signature give NVRTC include directories and flags and
 // the device libraries to link. With CompileOptions.bounds_check, lines "check ID KERNEL TENSOR
 // DIM EXTENT LINE FILE" describe the run-time bounds checks, and the launches of checked kernels
-// take "@bounds", the buffer a violation is recorded in.
+// take "@bounds", the buffer a violation is recorded in. Lines "apart TENSOR from A, B" name
+// tensors whose memory must not overlap (ApartTensors).
 //
 // Expressions in loop bounds and conditions are int64 Python expressions over host loop
 // variables: literals, names, + - * // % << >> & | ^, comparisons, and/or/not, parentheses.
@@ -93,6 +94,15 @@ struct BoundsSite {
   std::string file;
 };
 
+// A tensor parameter whose memory must not overlap that of other tensor parameters
+// ("//@ apart A from B, c"): a loop that runs in tiles of time steps (passes/tile_time_loops.h)
+// reads B and c for many time steps while A changes. The runtime checks the arguments of each
+// call and raises an error naming the two that share memory.
+struct ApartTensors {
+  std::string tensor;
+  std::vector<std::string> others;
+};
+
 // The launch argument through which bounds-checked kernels record violations.
 inline constexpr const char* kBoundsBufferArg = "@bounds";
 
@@ -122,6 +132,8 @@ struct LaunchPlan {
   std::vector<std::string> kernels;
   // The run-time bounds checks of the kernels (CompileOptions.bounds_check), by id - 1.
   std::vector<BoundsSite> bounds_sites;
+  // Tensor parameters that must not share memory with others (see ApartTensors).
+  std::vector<ApartTensors> apart;
 
   const PlanParam* param(const std::string& name) const;
 };

@@ -137,6 +137,7 @@ PYBIND11_MODULE(_C, m) {
           "None (when it pays: plans with host loops), True or False")
       .def_readwrite("bounds_check", &CompileOptions::bounds_check)
       .def_readwrite("persistent_loops", &CompileOptions::persistent_loops)
+      .def_readwrite("time_tiling", &CompileOptions::time_tiling)
       .def_readwrite("wide_accesses", &CompileOptions::wide_accesses)
       .def_readwrite("half_in_float32", &CompileOptions::half_in_float32)
       .def_readwrite("deterministic", &CompileOptions::deterministic)

@@ -79,6 +79,36 @@ void check_tensor(const std::string& fn, const PlanParam& p, const at::Tensor& t
          fmt::join(p.type.shape, ", "), fmt::join(p.type.strides, ", "));
 }
 
+// A loop that runs in tiles of time steps reads some tensors for many steps while others
+// change (LaunchPlan::apart): arguments that share memory there are an error that names them,
+// where the tiles would compute a different answer than the step-by-step loop.
+void check_apart(const LaunchPlan& plan, const c10::SmallVectorImpl<void*>& ptrs) {
+  auto bytes = [&](const std::string& name) -> std::pair<uintptr_t, uintptr_t> {
+    const PlanParam* p = plan.param(name);
+    if (!p) fail("parir: {}(): the plan's 'apart' line names '{}', not a parameter", plan.function,
+                 name);
+    int64_t last = 0;
+    for (int d = 0; d < p->type.rank(); ++d) {
+      if (p->type.shape[d] == 0) return {0, 0};
+      last += (p->type.shape[d] - 1) * p->type.strides[d];
+    }
+    auto start = reinterpret_cast<uintptr_t>(ptrs[p - plan.params.data()]);
+    return {start, start + (last + 1) * size_in_bytes(p->type.elem)};
+  };
+  for (const auto& a : plan.apart) {
+    auto [start, end] = bytes(a.tensor);
+    for (const auto& other : a.others) {
+      auto [other_start, other_end] = bytes(other);
+      if (start < other_end && other_start < end)
+        fail("parir: {}(){}: arguments '{}' and '{}' share memory, but its time loop runs in "
+             "tiles of time steps, which read '{}' for several steps while '{}' changes; pass "
+             "separate tensors, or compile with opts.time_tiling = False",
+             plan.function, plan.location.empty() ? "" : " at " + plan.location, a.tensor, other,
+             other, a.tensor);
+    }
+  }
+}
+
 }  // namespace
 
 void launch_on_tensors(const Program& program, at::TensorList outs, at::TensorList ins) {
@@ -119,6 +149,7 @@ void launch_on_tensors(const Program& program, at::TensorList outs, at::TensorLi
   if (next_out != outs.size() || next_in != ins.size())
     fail("parir: {}() was passed more tensors than its launch plan has parameters",
          plan.function);
+  if (!plan.apart.empty()) check_apart(plan, ptrs);
   const auto current = c10::cuda::current_device();
   if (device < 0) device = current;
   // Switches the current device only when the tensors live on another one.

@@ -42,6 +42,19 @@ TEST(LaunchPlan, CudaGraphsFlagRoundTrips) {
   EXPECT_EQ(parse_plan(print_plan(plan)).cuda_graphs, CudaGraphs::Off);
 }
 
+TEST(LaunchPlan, ApartLinesRoundTrip) {
+  std::string src = kSource;
+  src.replace(src.find("//@ for"), 0, "//@ apart A from B\n");
+  LaunchPlan plan = parse_plan(src);
+  ASSERT_EQ(plan.apart.size(), 1u);
+  EXPECT_EQ(plan.apart[0].tensor, "A");
+  EXPECT_EQ(plan.apart[0].others, std::vector<std::string>{"B"});
+  EXPECT_NE(print_plan(plan).find("//@ apart A from B\n"), std::string::npos);
+  std::string bad = kSource;
+  bad.replace(bad.find("//@ for"), 0, "//@ apart A B\n");
+  EXPECT_THROW(parse_plan(bad), Error);
+}
+
 TEST(LaunchPlan, PersistentLoopRoundTripsAndRunsInsteadOfTheLoop) {
   std::string src = kSource;
   src.replace(src.find("//@ for"), 0,

@@ -110,6 +110,34 @@ TEST(Pipeline, HostLoopLaunchesEachIteration) {
   EXPECT_NE(r.cuda.find("f(int64_t* x, int64_t t)"), std::string::npos) << r.cuda;
 }
 
+TEST(Pipeline, TimeLoopOfAStencilRunsInTilesOfTimeSteps) {
+  // for t in range(T): parir.label('i'); for i in range(1, N - 1): y[i] = x[i - 1] + x[i + 1]
+  //                    parir.label('i'); for i in range(N): x[i] = y[i]
+  Body step{assign(ld("y", {v("i")}, 4),
+                   bin(BinaryOp::Add, ld("x", {bin(BinaryOp::Sub, v("i"), i64(1))}, 4),
+                       ld("x", {bin(BinaryOp::Add, v("i"), i64(1))}, 4), 4),
+                   4)};
+  Body copy{assign(ld("x", {v("i")}, 6), ld("y", {v("i")}, 6), 6)};
+  Function f = function(
+      "f", {"x", "y", "T", "N"},
+      {loop("t", i64(0), v("T", 2),
+            {loop("i", i64(1), bin(BinaryOp::Sub, v("N", 3), i64(1)), step, 3, {"i"}),
+             loop("i", i64(0), v("N", 5), copy, 5, {"i"})},
+            2)});
+  std::vector<ArgValue> args{tensor(ScalarType::F32, {10000}), tensor(ScalarType::F32, {10000}),
+                             integer(100), integer(10000)};
+  CompileResult r = compile(f, args, par({{"i", 10000}}));
+  // Radius 1 per step: 32 steps per launch, a halo of 32 around cores of 256 elements.
+  EXPECT_NE(r.cuda.find("//@ for t in range(0, 100, 64):"), std::string::npos) << r.cuda;
+  EXPECT_NE(r.cuda.find("//@   launch f_2 grid(40) block(320) (x, y, x_alt0, y_alt1, t)"),
+            std::string::npos)
+      << r.cuda;
+  EXPECT_NE(r.cuda.find("__shared__ float x_tile"), std::string::npos) << r.cuda;
+  CompileOptions off = par({{"i", 10000}});
+  off.time_tiling = false;
+  EXPECT_NE(compile(f, args, off).cuda.find("//@ for t in range(0, 100, 1):"), std::string::npos);
+}
+
 TEST(Pipeline, GpuBlockWithInnerParallelLoopGuardsBlockLevelWrites) {
   Function f = function(
       "f", {"x", "N"},

@@ -1662,15 +1662,68 @@ class Generator:
         y.lo, y.hi = y.lo - 40, y.hi + 40
         y.ops = max(y.ops, 3 * reps)
 
+    def nest_time_stencil(self):
+        """A host loop over time steps around one to three one-dimensional stencil kernels
+        (jacobi's pattern), which the compiler runs in tiles of time steps when there are
+        four or more: each kernel writes its own tensor at i from the loop's other tensors at
+        i plus offsets up to 3 (and a read-only tensor anywhere near i), so that no kernel
+        reads an element another of its threads writes. Floats average their neighbours
+        (values stay in range), integers XOR them."""
+        self.feature("time_stencil")
+        (n,) = self.sizes(1)
+        dtype = self.rng.choice(("float32", "float64", "int32", "int64"))
+        kernels = self.rng.randint(1, 3)
+        written = [self.new_tensor(dtype, (n,), written=True) for _ in range(kernels)]
+        coefficient = self.new_tensor(dtype, (n,)) if self.rng.random() < 0.4 else None
+        steps = self.rng.choice((2, 4, 5, 9, 33, 40))
+        t = self.local_name("t")
+        label = None
+        self.code.emit(f"for {t} in range({steps}):")
+        with self.code.indent():
+            for j, target in enumerate(written):
+                sources = [w for w in written if w is not target] or [target]
+                radius = self.rng.randint(0, 3) if sources[0] is not target else 0
+                if 2 * radius >= n:
+                    radius = 0
+                i = self.local_name("i")
+                # Kernels of one step may share a label (one parallel spec for all).
+                label = self.label("par", share=label)
+                self.code.emit(f"parir.label({label!r})")
+                self.code.emit(f"for {i} in range({radius}, {self.size_code(n)} - {radius}):")
+                terms = []
+                for _ in range(self.rng.randint(1, 3)):
+                    src = self.rng.choice(sources)
+                    d = self.rng.randint(-radius, radius)
+                    terms.append(f"{self.tensor_code[src.name]}[{i} + {d}]" if d
+                                 else f"{self.tensor_code[src.name]}[{i}]")
+                if coefficient is not None and self.rng.random() < 0.7:
+                    terms.append(f"{self.tensor_code[coefficient.name]}[{i}]")
+                tc = self.tensor_code[target.name]
+                with self.code.indent():
+                    if dtype in FLOATS:
+                        source = " + ".join(terms)
+                        time = f" + 0.01 * {t}" if self.rng.random() < 0.3 else ""
+                        self.code.emit(f"{tc}[{i}] = ({source}) / {len(terms)}{time}")
+                    else:
+                        time = f" ^ {t}" if self.rng.random() < 0.3 else ""
+                        self.code.emit(f"{tc}[{i}] = {' ^ '.join(terms)}{time}")
+        for w in written:
+            w.written = True
+            if dtype in FLOATS:
+                w.lo, w.hi = w.lo - 0.5, w.hi + 0.5
+                w.ops = max(w.ops, 4 * steps * kernels)
+            else:
+                w.lo, w.hi = -64, 64  # XORs of values in [-8, 8] and of steps below 64
+
     def generate(self):
         nests = self.rng.randint(1, 3)
-        kinds = ["map"] * 5 + ["reduce"] * 3 + ["slices"] * 2 + ["gpu", "host"]
+        kinds = ["map"] * 5 + ["reduce"] * 3 + ["slices"] * 2 + ["gpu", "host", "stencil"]
         for _ in range(nests):
             self.nest = Nest()
             kind = self.rng.choice(kinds + (["softmax"] if self.rng.random() < 0.1 else []))
             getattr(self, {"map": "nest_map", "reduce": "nest_reduce", "slices": "nest_slices",
                            "gpu": "nest_gpu_block", "softmax": "nest_softmax",
-                           "host": "nest_host_repeat"}[kind])()
+                           "host": "nest_host_repeat", "stencil": "nest_time_stencil"}[kind])()
         if not self.spec:
             # Every program launches at least one parallel loop.
             self.nest = Nest()

@@ -66,7 +66,9 @@ def test_print_compiled_takes_undecorated_functions():
 
 def test_host_loop_becomes_launch_plan():
     x = torch.zeros(99)
-    src = parir.print_compiled(repeated_scale, [x, 7, 99], parir.par({"i": parir.threads(99)}))
+    opts = parir.par({"i": parir.threads(99)})
+    opts.time_tiling = False  # which would run the 7 steps in one launch (test_time_tiling.py)
+    src = parir.print_compiled(repeated_scale, [x, 7, 99], opts)
     assert "//@ for t in range(0, 7, 1):" in src
     assert "//@   launch repeated_scale grid(1) block(128) (x, t)" in src
     assert "int64_t t)" in src
@@ -163,6 +165,7 @@ def test_default_threads_per_block_is_the_compilers():
 def test_small_host_loops_get_a_persistent_kernel_that_compiles_everywhere():
     x = torch.empty(2999, device="meta")
     opts = parir.par({"i": parir.threads(2999)})
+    opts.time_tiling = False  # which would otherwise run it in tiles of time steps
     src = parir.print_compiled(repeated_scale, [x, 50, 2999], opts)
     assert "//@ persistent launch repeated_scale_loop0 grid(3) block(1024) cluster(3) (x)" in src
     # For GPUs without clusters the persistent kernel compiles empty; the loop runs there.
@@ -174,5 +177,7 @@ def test_small_host_loops_get_a_persistent_kernel_that_compiles_everywhere():
     # Kernels of more blocks than a cluster holds (16) stay a loop of launches.
     n = 17 * 1024 - 1
     big = torch.empty(n, device="meta")
-    src = parir.print_compiled(repeated_scale, [big, 5, n], parir.par({"i": parir.threads(n)}))
+    opts = parir.par({"i": parir.threads(n)})
+    opts.time_tiling = False
+    src = parir.print_compiled(repeated_scale, [big, 5, n], opts)
     assert "persistent" not in src

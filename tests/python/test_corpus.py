@@ -172,24 +172,28 @@ def _host_loop_cases():
 @pytest.mark.parametrize("name", _host_loop_cases())
 def test_host_loops_as_graphs_and_persistent_kernels_match_the_plain_launches(name):
     """A host loop's launches replayed as a CUDA graph (the default captures the second call
-    with the same tensors; True the first), or run as one persistent kernel (the default where
-    the kernels are small), leave exactly what the plain launches leave."""
+    with the same tensors; True the first), run as one persistent kernel (the default where
+    the kernels are small), or in tiles of time steps (the default for 1-D stencils), leave
+    exactly what the plain launches leave."""
     results = {}
-    for graphs, calls, persistent in [(False, 1, False), (None, 1, True), (None, 3, True),
-                                      (True, 2, True), (None, 3, False), (False, 2, True)]:
+    for how in [(False, 1, False, False), (None, 1, True, True), (None, 3, True, True),
+                (True, 2, True, True), (None, 3, False, False), (False, 2, True, False),
+                (False, 1, False, True)]:
+        graphs, calls, persistent, tiling = how
         case = build(name, "cuda")
         inputs = [a.clone() if isinstance(a, torch.Tensor) else a for a in case["args"]]
         opts = options(case)
         opts.use_cuda_graphs = graphs
         opts.persistent_loops = persistent
+        opts.time_tiling = tiling
         for _ in range(calls):
             for a, saved in zip(case["args"], inputs):
                 if isinstance(a, torch.Tensor):
                     a.copy_(saved)  # the same addresses, the same starting values
             case["fn"](*case["args"], opts=opts)
         torch.cuda.synchronize()
-        results[(graphs, calls, persistent)] = [out.clone() for out, _ in case["check"]]
-    plain = results.pop((False, 1, False))
+        results[how] = [out.clone() for out, _ in case["check"]]
+    plain = results.pop((False, 1, False, False))
     for how, outs in results.items():
         for k, (got, want) in enumerate(zip(outs, plain)):
             assert torch.equal(got, want) or (

@@ -102,10 +102,10 @@ def _calls(prog, size, device, seed=5):
     return prog.parir_calls(st) if device == "meta" else (st, prog.parir_calls(st))
 
 
-def _run(prog, graphs, calls=1, seed=5, persistent=True):
-    """The program's parir calls at its quick size with use_cuda_graphs=`graphs` and
-    persistent_loops=`persistent`, `calls` times from the same inputs (restored between calls,
-    in place: same addresses); the outputs."""
+def _run(prog, graphs, calls=1, seed=5, persistent=True, tiling=True):
+    """The program's parir calls at its quick size with use_cuda_graphs=`graphs`,
+    persistent_loops=`persistent` and time_tiling=`tiling`, `calls` times from the same inputs
+    (restored between calls, in place: same addresses); the outputs."""
     st, steps = _calls(prog, "quick", "cuda", seed)
     pristine = {k: v.clone() for k, v in st.items() if isinstance(v, torch.Tensor)}
     for _ in range(calls):
@@ -114,6 +114,7 @@ def _run(prog, graphs, calls=1, seed=5, persistent=True):
         for fn, args, opts in steps:
             opts.use_cuda_graphs = graphs
             opts.persistent_loops = persistent
+            opts.time_tiling = tiling
             fn(*args, opts=opts)
     torch.cuda.synchronize()
     return {k: st[k].clone() for k in prog.outputs}
@@ -121,11 +122,12 @@ def _run(prog, graphs, calls=1, seed=5, persistent=True):
 
 @pytest.mark.parametrize("prog", _host_loop_programs(), ids=lambda p: p.name)
 def test_host_loop_programs_give_the_plain_path_results_as_graphs(prog):
-    plain = _run(prog, False, persistent=False)
-    for graphs, calls in [(None, 1), (None, 3), (True, 1), (True, 2), (False, 1)]:
-        got = _run(prog, graphs, calls)
+    plain = _run(prog, False, persistent=False, tiling=False)
+    for graphs, calls, tiling in [(None, 1, True), (None, 3, True), (True, 1, True),
+                                  (True, 2, True), (False, 1, True), (None, 3, False)]:
+        got = _run(prog, graphs, calls, tiling=tiling)
         for k in prog.outputs:
-            assert torch.equal(got[k], plain[k]), (prog.name, k, graphs, calls)
+            assert torch.equal(got[k], plain[k]), (prog.name, k, graphs, calls, tiling)
 
 
 @pytest.mark.parametrize("graphs", [None, True])
@@ -184,6 +186,7 @@ def test_persistent_loop_matches_the_launches(n, rng):
         y = x.clone()
         opts = parir.par({"i": parir.threads(n)})
         opts.persistent_loops = persistent
+        opts.time_tiling = False  # the persistent kernel, not tiles of time steps
         opts.use_cuda_graphs = False
         repeated_scale(y, 37, n, opts=opts)
         results.append(y)
