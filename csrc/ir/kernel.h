@@ -70,6 +70,13 @@ inline void add_kernel_local(SpecializedFunction& prog, Kernel& k, const std::st
 struct Lowered {
   LaunchPlan plan;
   std::vector<Kernel> kernels;
+
+  // The kernel of this name, or null.
+  const Kernel* kernel(const std::string& name) const {
+    for (const auto& k : kernels)
+      if (k.name == name) return &k;
+    return nullptr;
+  }
 };
 
 }  // namespace parir

@@ -7,12 +7,6 @@
 namespace parir {
 namespace {
 
-const Kernel* kernel_named(const Lowered& l, const std::string& name) {
-  for (const auto& k : l.kernels)
-    if (k.name == name) return &k;
-  return nullptr;
-}
-
 bool constant(const ExprPtr& e) { return e && e->as<IntImm>(); }
 
 // The persistent launch of loop `s`, or nothing when the loop does not qualify.
@@ -23,7 +17,7 @@ std::vector<PlanStep> fused_launch(const Lowered& l, const PlanStep& s, const st
   int64_t block = 0, grid = 0;
   std::vector<std::string> tensors;  // the loop's tensor arguments, in the plan's order
   for (const auto& step : s.body) {
-    const Kernel* k = step.kind == PlanStep::Kind::Launch ? kernel_named(l, step.kernel) : nullptr;
+    const Kernel* k = step.kind == PlanStep::Kind::Launch ? l.kernel(step.kernel) : nullptr;
     if (!k || k->bounds_checked || step.cluster > 1 || step.shared_bytes > 0 ||
         step.grid > kMaxFusedGrid || (block && step.block != block))
       return {};

@@ -140,12 +140,6 @@ std::optional<StencilKernel> stencil_kernel(const Kernel& k, const std::string& 
   return s;
 }
 
-const Kernel* kernel_named(const Lowered& l, const std::string& name) {
-  for (const auto& k : l.kernels)
-    if (k.name == name) return &k;
-  return nullptr;
-}
-
 bool contiguous(const TensorType& t) {
   int64_t stride = 1;
   for (size_t d = t.shape.size(); d-- > 0;) {
@@ -165,8 +159,8 @@ int64_t numel(const TensorType& t) {
 struct Tiling {
   const PlanStep* loop = nullptr;
   std::vector<StencilKernel> kernels;  // in launch order
-  std::vector<std::string> written;    // in parameter order
-  std::vector<std::string> read_only;  // the other tensors the kernels use, in parameter order
+  std::vector<std::string> tensors;    // the parameters the kernels use, in parameter order
+  std::vector<std::string> written;    // those they write, in parameter order
   int64_t steps = 0;                   // time steps per launch
   int64_t core = 0;                    // elements a block computes and writes back
   int64_t halo = 0;                    // elements on each side of the core
@@ -187,7 +181,7 @@ std::optional<Tiling> plan_tiling(const SpecializedFunction& prog, const Lowered
   std::vector<const Kernel*> kernels;
   for (const auto& launch : s.body) {
     const Kernel* k =
-        launch.kind == PlanStep::Kind::Launch ? kernel_named(l, launch.kernel) : nullptr;
+        launch.kind == PlanStep::Kind::Launch ? l.kernel(launch.kernel) : nullptr;
     if (!k) return std::nullopt;
     kernels.push_back(k);
     written.insert(k->written.begin(), k->written.end());
@@ -204,10 +198,8 @@ std::optional<Tiling> plan_tiling(const SpecializedFunction& prog, const Lowered
   }
   for (const auto& name : prog.tensor_params) {
     if (!used.count(name)) continue;
-    if (!written.count(name)) {
-      t.read_only.push_back(name);
-      continue;
-    }
+    t.tensors.push_back(name);
+    if (!written.count(name)) continue;
     const TensorType& type = prog.tensors.at(name);
     if (!contiguous(type)) return std::nullopt;
     t.written.push_back(name);
@@ -282,11 +274,7 @@ class TileBuilder {
     k.levels = {ParLevel{t_.tiles, false}, ParLevel{t_.threads, true}};
     for (const auto& w : t_.written)
       k.shared_arrays.push_back({tile_names_.at(w), prog_.tensors.at(w).elem, t_.extent});
-    k.tensors = t_.written;
-    k.tensors.insert(k.tensors.end(), t_.read_only.begin(), t_.read_only.end());
-    std::sort(k.tensors.begin(), k.tensors.end(), [&](const std::string& a, const std::string& b) {
-      return param_position(a) < param_position(b);
-    });
+    k.tensors = t_.tensors;
     for (const auto& w : t_.written) k.tensors.push_back(temporaries_.at(w));
     for (const auto& w : t_.written) k.written.push_back(back ? w : temporaries_.at(w));
     k.host_vars = {t_.loop->var};
@@ -320,11 +308,6 @@ class TileBuilder {
   std::map<std::string, std::string> temporaries_;
   std::map<std::string, std::string> tile_names_;
 
-  size_t param_position(const std::string& name) const {
-    return std::find(prog_.tensor_params.begin(), prog_.tensor_params.end(), name) -
-           prog_.tensor_params.begin();
-  }
-
   Type loop_var_type() const { return Type{prog_.int_type, false}; }
 
   void local(Kernel& k, const std::string& name) { add_kernel_local(prog_, k, name, kIndex); }
@@ -350,7 +333,8 @@ class TileBuilder {
     const std::string at = names_.make("element");
     local(k, at);
     const ExprPtr e_var = var(e, {}, loop_var_type()), at_var = var(at, {}, kIndex);
-    Body body{assign(at_var, add(start, e_var))};
+    // The copies of the tensors of each length, under one test that the element exists.
+    std::map<int64_t, Body> copies;
     for (const auto& w : t_.written) {
       const TensorType& type = prog_.tensors.at(w);
       const Type elem{type.elem, false};
@@ -358,10 +342,13 @@ class TileBuilder {
       const std::string tensor = from_temporary ? temporaries_.at(w) : w;
       ExprPtr global = std::make_shared<FlatLoad>(tensor, at_var, elem, Loc{});
       ExprPtr tile = std::make_shared<FlatLoad>(tile_names_.at(w), e_var, elem, Loc{});
+      copies[numel(type)].push_back(into_tile ? assign(tile, global) : assign(global, tile));
+    }
+    Body body{assign(at_var, add(start, e_var))};
+    for (auto& [length, copy] : copies) {
       ExprPtr inside = both(comparison(BinaryOp::Ge, at_var, imm(0)),
-                            comparison(BinaryOp::Lt, at_var, imm(numel(type))));
-      body.push_back(std::make_shared<If>(
-          inside, Body{into_tile ? assign(tile, global) : assign(global, tile)}, Body{}, Loc{}));
+                            comparison(BinaryOp::Lt, at_var, imm(length)));
+      body.push_back(std::make_shared<If>(inside, std::move(copy), Body{}, Loc{}));
     }
     return thread_loop(e, lo, hi, std::move(body),
                        {into_tile ? "tile from memory" : "tile core to memory"});
@@ -439,10 +426,8 @@ void tile_time_loops(SpecializedFunction& prog, Lowered& lowered) {
     // The tiles read every tensor for several time steps while the written ones change.
     for (const auto& w : t->written) {
       ApartTensors apart{w, {}};
-      for (const auto& name : prog.tensor_params)
-        if (name != w && (std::count(t->written.begin(), t->written.end(), name) ||
-                          std::count(t->read_only.begin(), t->read_only.end(), name)))
-          apart.others.push_back(name);
+      for (const auto& name : t->tensors)
+        if (name != w) apart.others.push_back(name);
       if (!apart.others.empty()) lowered.plan.apart.push_back(std::move(apart));
     }
     s.body = std::move(body);
