@@ -224,6 +224,12 @@ FIELDS = (
               "steps per launch, each block on a tile of the elements in shared memory with a "
               "halo it recomputes, through temporaries as large as the tensors written; False "
               "launches every kernel of every time step"),
+    Field("product_tiling", True, key=True, cpp=_flag,
+          doc="a kernel that loops over rows i (blocks) and columns j (threads) and, for each "
+              "pair, accumulates over k loads of row i and of column j (a matrix product: "
+              "t += A[i, k] * B[k, j]) runs in tiles: 256 threads share each chunk of k in "
+              "shared memory and each thread updates up to 8 x 8 pairs from registers, with the "
+              "same result to the bit; False runs it as written"),
     Field("wide_accesses", True, key=True, cpp=_flag,
           doc="a thread-level loop that walks a tensor's contiguous dimension moves 16 bytes "
               "per load and store (W consecutive iterations per thread) where the data is "

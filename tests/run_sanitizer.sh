@@ -5,7 +5,8 @@
 #   racecheck  shared-memory races, on the reduction tests (block and cluster reductions are
 #              where parir's kernels share memory between threads), on the atomic updates
 #              between parallel levels, whose old value reaches the block through shared memory,
-#              and on time loops run in tiles of time steps (tiles in shared memory).
+#              on time loops run in tiles of time steps and on matrix products run in register
+#              tiles (tiles in shared memory).
 # Usage: bash tests/run_sanitizer.sh [OUT_DIR]  (logs in OUT_DIR, default build/sanitizer).
 # MEMCHECK_TESTS and RACECHECK_TESTS choose other pytest arguments. Exits non-zero when a tool
 # reports an error or a test fails. Kernels run 10-100x slower under the tools.
@@ -18,7 +19,7 @@ rm -f "$out"/*.log
 # a read of the caching allocator's next block.
 export PYTORCH_NO_CUDA_MEMORY_CACHING=1
 memcheck_tests="${MEMCHECK_TESTS:-tests/python/test_gpu.py tests/python/test_bounds.py tests/python/test_slices.py tests/python/test_types.py tests/python/test_functions.py tests/python/test_arguments.py}"
-racecheck_tests="${RACECHECK_TESTS:-tests/python/test_reductions.py tests/python/test_atomics.py::test_gpu_block_level_update_shares_its_old_value tests/python/test_atomics.py::test_gpu_block_level_old_values_of_every_dtype tests/python/test_time_tiling.py::test_rule_90_integer_automaton tests/python/test_time_tiling.py::test_wave_with_source_tiled_equals_step_by_step_and_python}"
+racecheck_tests="${RACECHECK_TESTS:-tests/python/test_reductions.py tests/python/test_atomics.py::test_gpu_block_level_update_shares_its_old_value tests/python/test_atomics.py::test_gpu_block_level_old_values_of_every_dtype tests/python/test_time_tiling.py::test_rule_90_integer_automaton tests/python/test_time_tiling.py::test_wave_with_source_tiled_equals_step_by_step_and_python tests/python/test_product_tiling.py::test_syrk_and_syr2k_update_the_lower_triangle_only tests/python/test_product_tiling.py::test_trmm_with_k_ranges_that_follow_the_row}"
 
 status=0
 run() {  # tool, pytest arguments...

@@ -24,6 +24,7 @@
 #include "passes/split_parallel_nests.h"
 #include "passes/split_multi_block_kernels.h"
 #include "passes/split_host_device.h"
+#include "passes/tile_matrix_products.h"
 #include "passes/tile_time_loops.h"
 #include "passes/unroll_accumulations.h"
 
@@ -145,6 +146,12 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Element accesses become offsets through the tensors' strides.
   flatten_indices(prog, lowered, opts.bounds_check);
   log.after("flatten_indices", dump(lowered));
+
+  // Loop nests of matrix products run in tiles, each thread on several pairs from registers.
+  if (opts.product_tiling) {
+    tile_matrix_products(prog, lowered);
+    log.after("tile_matrix_products", dump(lowered));
+  }
 
   // Time loops of one-dimensional stencils run several time steps per launch, on tiles.
   if (opts.time_tiling) {

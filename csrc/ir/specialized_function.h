@@ -40,6 +40,7 @@ struct CompileOptions {
   CudaGraphs use_cuda_graphs = CudaGraphs::Auto;  // when the launch plan runs as a CUDA graph
   bool persistent_loops = true;  // host loops of small kernels also become persistent kernels
   bool time_tiling = true;  // time loops of 1-D stencils run several steps per launch
+  bool product_tiling = true;  // matrix-product loop nests run in register tiles
   bool wide_accesses = true;  // contiguous thread loops move 16 bytes per access (widen_accesses)
   // Accesses verify_bounds could not prove in bounds are checked at run time (flatten_indices).
   bool bounds_check = false;

@@ -138,6 +138,7 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("bounds_check", &CompileOptions::bounds_check)
       .def_readwrite("persistent_loops", &CompileOptions::persistent_loops)
       .def_readwrite("time_tiling", &CompileOptions::time_tiling)
+      .def_readwrite("product_tiling", &CompileOptions::product_tiling)
       .def_readwrite("wide_accesses", &CompileOptions::wide_accesses)
       .def_readwrite("half_in_float32", &CompileOptions::half_in_float32)
       .def_readwrite("deterministic", &CompileOptions::deterministic)

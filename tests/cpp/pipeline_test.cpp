@@ -138,6 +138,39 @@ TEST(Pipeline, TimeLoopOfAStencilRunsInTilesOfTimeSteps) {
   EXPECT_NE(compile(f, args, off).cuda.find("//@ for t in range(0, 100, 1):"), std::string::npos);
 }
 
+TEST(Pipeline, MatrixProductRunsInRegisterTiles) {
+  // parir.label('i'); for i in range(M): parir.label('j'); for j in range(N):
+  //   t = 0.0; for k in range(K): t = t + a[i, k] * b[k, j]
+  //   c[i, j] = t
+  Body pair{assign(v("t", 4), f64(0.0), 4),
+            loop("k", i64(0), v("K", 5),
+                 {assign(v("t", 6),
+                         bin(BinaryOp::Add, v("t", 6),
+                             bin(BinaryOp::Mul, ld("a", {v("i"), v("k")}, 6),
+                                 ld("b", {v("k"), v("j")}, 6), 6),
+                             6),
+                         6)},
+                 5),
+            assign(ld("c", {v("i"), v("j")}, 7), v("t", 7), 7)};
+  Function f = function(
+      "f", {"a", "b", "c", "M", "N", "K"},
+      {loop("i", i64(0), v("M", 2), {loop("j", i64(0), v("N", 3), pair, 3, {"j"})}, 2, {"i"})});
+  std::vector<ArgValue> args{tensor(ScalarType::F32, {2048, 300}),
+                             tensor(ScalarType::F32, {300, 1000}),
+                             tensor(ScalarType::F32, {2048, 1000}), integer(2048), integer(1000),
+                             integer(300)};
+  CompileResult r = compile(f, args, par({{"i", 2048}, {"j", 256}}));
+  // 16 x 8 tiles of 128 x 128 pairs (8 x 8 per thread), chunks of 8 k in shared memory.
+  EXPECT_NE(r.cuda.find("//@ launch f grid(128) block(256) (a, b, c)"), std::string::npos)
+      << r.cuda;
+  EXPECT_NE(r.cuda.find("__shared__ float a_rows"), std::string::npos) << r.cuda;
+  EXPECT_NE(r.cuda.find("__shared__ float b_cols"), std::string::npos) << r.cuda;
+  CompileOptions off = par({{"i", 2048}, {"j", 256}});
+  off.product_tiling = false;
+  EXPECT_NE(compile(f, args, off).cuda.find("//@ launch f grid(2048) block(256) (a, b, c)"),
+            std::string::npos);
+}
+
 TEST(Pipeline, GpuBlockWithInnerParallelLoopGuardsBlockLevelWrites) {
   Function f = function(
       "f", {"x", "N"},

@@ -1715,15 +1715,83 @@ class Generator:
             else:
                 w.lo, w.hi = -64, 64  # XORs of values in [-8, 8] and of steps below 64
 
+    def nest_matrix_product(self):
+        """A matrix product's loop nest: rows i over blocks, columns j over threads, and per
+        pair an accumulation over k of loads of row i (A[i, k]) and of column j (B[k, j] or a
+        transposed B[j, k]), then statements that store the result; the compiler runs it in
+        register tiles from 32 rows and columns. Columns over all of them or a triangle (j
+        from i, or up to i), k ranges that are not a multiple of the tiles' chunks, products,
+        differences and maxima; one or two stores of t, or t added to the target."""
+        self.feature("matrix_product")
+        dtype = self.rng.choice(("float32", "float64", "int32", "int64"))
+        m = self.rng.choice((31, 32, 33, 48, 70))
+        triangle = self.rng.choice((None, None, "upper", "lower"))
+        n = m if triangle else self.rng.choice((32, 40, 65))
+        depth = self.rng.choice((5, 8, 13, 33))
+        # trmm's and symm's k ranges follow the row: range(i + 1, m) or range(i) over a square A.
+        k_range = None
+        if not triangle and self.rng.random() < 0.3:
+            depth = m
+            k_range = self.rng.choice(("range({i} + 1, {n})", "range({i})"))
+        a = self.new_tensor(dtype, (m, depth))
+        transposed = self.rng.random() < 0.4
+        b = self.new_tensor(dtype, (n, depth) if transposed else (depth, n))
+        if a is None or b is None:
+            return self.nest_map()
+        c = self.new_tensor(dtype, (m, n), written=True)
+        i, j, k, t = (self.local_name(v) for v in ("i", "j", "k", "t"))
+        ac, bc, cc = (self.tensor_code[x.name] for x in (a, b, c))
+        row = f"{ac}[{i}, {k}]"
+        col = f"{bc}[{j}, {k}]" if transposed else f"{bc}[{k}, {j}]"
+        floats = dtype in FLOATS
+        updates = [f"{t} += {row} * {col}", f"{t} = {t} + ({row} - {col}) * {row}"]
+        if floats:
+            updates.append(f"{t} = {self.builtin('max')}({t}, {row} * {col})")
+        else:
+            updates.append(f"{t} = {t} ^ ({row} + {col})")
+        update = self.rng.choice(updates)
+        columns = {None: f"range({self.size_code(n)})", "upper": f"range({i}, {self.size_code(m)})",
+                   "lower": f"range({i} + 1)"}[triangle]
+        self.code.emit(f"parir.label({self.label('par')!r})")
+        self.code.emit(f"for {i} in range({self.size_code(m)}):")
+        with self.code.indent():
+            self.code.emit(f"parir.label({self.label('par')!r})")
+            self.code.emit(f"for {j} in {columns}:")
+            with self.code.indent():
+                init = self.rng.choice(('0', '1', '-2')) if not floats else self.rng.choice(
+                    ('0.0', '0.5'))
+                if self.rng.random() < 0.25:
+                    init = f"{cc}[{i}, {j}]"  # as trmm starts from B[i, j]
+                self.code.emit(f"{t} = {init}")
+                ks = (k_range.format(i=i, n=self.size_code(depth)) if k_range
+                      else f"range({self.size_code(depth)})")
+                self.code.emit(f"for {k} in {ks}:")
+                with self.code.indent():
+                    self.code.emit(update)
+                store = self.rng.random()
+                if store < 0.5:
+                    self.code.emit(f"{cc}[{i}, {j}] = {t}")
+                elif store < 0.75 and triangle:
+                    self.code.emit(f"{cc}[{i}, {j}] = {t}")
+                    self.code.emit(f"{cc}[{j}, {i}] = {t}")
+                else:
+                    self.code.emit(f"{cc}[{i}, {j}] += {t}")
+        c.written = True
+        bound = 4.0 * 6 * depth + 2 if floats else 64 * depth + 64
+        c.lo, c.hi = (-bound, bound) if floats else (-(1 << 16), 1 << 16)
+        c.ops = max(c.ops, 3 * depth + 2)
+
     def generate(self):
         nests = self.rng.randint(1, 3)
-        kinds = ["map"] * 5 + ["reduce"] * 3 + ["slices"] * 2 + ["gpu", "host", "stencil"]
+        kinds = ["map"] * 5 + ["reduce"] * 3 + ["slices"] * 2 + ["gpu", "host", "stencil",
+                                                                   "product"]
         for _ in range(nests):
             self.nest = Nest()
             kind = self.rng.choice(kinds + (["softmax"] if self.rng.random() < 0.1 else []))
             getattr(self, {"map": "nest_map", "reduce": "nest_reduce", "slices": "nest_slices",
                            "gpu": "nest_gpu_block", "softmax": "nest_softmax",
-                           "host": "nest_host_repeat", "stencil": "nest_time_stencil"}[kind])()
+                           "host": "nest_host_repeat", "stencil": "nest_time_stencil",
+                           "product": "nest_matrix_product"}[kind])()
         if not self.spec:
             # Every program launches at least one parallel loop.
             self.nest = Nest()
