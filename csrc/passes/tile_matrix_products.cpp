@@ -44,6 +44,13 @@ ExprPtr call(Builtin f, ExprPtr a, ExprPtr b) {
 StmtPtr assign(ExprPtr target, ExprPtr value) {
   return std::make_shared<Assign>(std::move(target), std::move(value), Loc{});
 }
+// 0 of a scalar type (false for bool): what the copies and accumulators of pairs and elements
+// outside the ranges hold.
+ExprPtr zero_of(ScalarType t) {
+  const Type type{t, false};
+  if (t == ScalarType::Bool) return bool_imm(false);
+  return is_float(t) ? float_imm(0, {}, type) : int_imm(0, {}, type);
+}
 int log2_of(int64_t power_of_two) {
   int n = 0;
   while ((int64_t{1} << n) < power_of_two) ++n;
@@ -112,7 +119,10 @@ struct Product {
 // Checks the k loop's body and the statements after it, and collects the operands.
 class BodyScan : public IRVisitor {
  public:
-  BodyScan(Product& p, const std::set<std::string>& locals) : p_(p), locals_(locals) {}
+  BodyScan(Product& p, const std::set<std::string>& locals) : p_(p), locals_(locals) {
+    for (const auto& l : locals_)
+      if (l != p_.rows->var && l != p_.cols->var && l != p_.inner->var) not_loop_vars_.insert(l);
+  }
   bool ok = true;
   bool in_update = false;
   std::set<std::string> epilogue_locals;  // assigned by the statements after the k loop
@@ -122,7 +132,8 @@ class BodyScan : public IRVisitor {
     if (!n->checks.empty()) ok = false;
     if (!in_update) return IRVisitor::visit_node(n);
     const bool on_i = mentions(n->offset, {p_.rows->var}), on_j = mentions(n->offset, {p_.cols->var});
-    if (on_i == on_j || contains(n->offset, ExprKind::FlatLoad) || mentions_locals(n->offset)) {
+    if (on_i == on_j || contains(n->offset, ExprKind::FlatLoad) ||
+        mentions(n->offset, not_loop_vars_)) {
       ok = false;
       return;
     }
@@ -168,13 +179,7 @@ class BodyScan : public IRVisitor {
  private:
   Product& p_;
   const std::set<std::string>& locals_;
-
-  bool mentions_locals(const ExprPtr& e) const {
-    std::set<std::string> others;
-    for (const auto& l : locals_)
-      if (l != p_.rows->var && l != p_.cols->var && l != p_.inner->var) others.insert(l);
-    return mentions(e, others);
-  }
+  std::set<std::string> not_loop_vars_;  // the locals an operand's offset must not read
 };
 
 // The tensors that the loads of an expression read.
@@ -392,14 +397,18 @@ class TileBuilder {
     return var(name, {}, type);
   }
 
-  // A loop that runs its body once on each thread of the block, `thread_` its number.
-  StmtPtr thread_loop(Body body) {
+  // A loop of `count` iterations over the block's threads.
+  static StmtPtr loop_over_threads(const std::string& v, int64_t count, Body body,
+                                   const char* label) {
     LoopPar threads;
     threads.threads = kThreads;
     threads.tpb = kThreads;
-    return std::make_shared<For>(thread_->as<Var>()->name, imm(0), imm(kThreads), imm(1),
-                                 std::move(body), Loc{}, std::vector<std::string>{"tile pairs"},
-                                 threads);
+    return std::make_shared<For>(v, imm(0), imm(count), imm(1), std::move(body), Loc{},
+                                 std::vector<std::string>{label}, threads);
+  }
+  // A loop that runs its body once on each thread of the block, `thread_` its number.
+  StmtPtr thread_loop(Body body) {
+    return loop_over_threads(thread_->as<Var>()->name, kThreads, std::move(body), "tile pairs");
   }
   // The thread's row and column within the tile: R * ty and tx.
   std::pair<ExprPtr, ExprPtr> thread_position() {
@@ -416,10 +425,7 @@ class TileBuilder {
       for (const auto& acc : accs_) body.push_back(assign(acc, p_.init));
       return body;
     }
-    const Type acc_type = k_.locals.at(p_.acc);
-    const ExprPtr zero = is_float(acc_type.scalar) ? float_imm(0, {}, acc_type)
-                         : acc_type.scalar == ScalarType::Bool ? bool_imm(false)
-                                                               : int_imm(0, {}, acc_type);
+    const ExprPtr zero = zero_of(k_.locals.at(p_.acc).scalar);
     for (int64_t a = 0; a < r_; ++a)
       for (int64_t b = 0; b < r_; ++b) {
         const ExprPtr& acc = accs_[a * r_ + b];
@@ -477,20 +483,14 @@ class TileBuilder {
       if (o.row && p_.k_lo)  // only the k of the row's own range
         inside = both(inside, both(test(BinaryOp::Ge, kv, p_.k_lo->at(i)),
                                    test(BinaryOp::Lt, kv, p_.k_hi->at(i))));
-      ExprPtr zero = o.load->type.scalar == ScalarType::Bool ? bool_imm(false)
-                                                              : int_imm(0, {}, elem);
-      if (is_float(o.load->type.scalar)) zero = float_imm(0, {}, elem);
+      const ExprPtr zero = zero_of(o.load->type.scalar);
       ExprPtr load = std::make_shared<FlatLoad>(o.load->tensor, o.load->offset, o.load->type,
                                                 o.load->loc);
       copy.push_back(std::make_shared<If>(inside, Body{assign(slot, load)},
                                           Body{assign(slot, zero)}, o.load->loc));
       body.insert(body.end(), copy.begin(), copy.end());
     }
-    LoopPar threads;
-    threads.threads = kThreads;
-    threads.tpb = kThreads;
-    return std::make_shared<For>(q, imm(0), imm(kChunkElements), imm(1), std::move(body), Loc{},
-                                 std::vector<std::string>{"chunk into shared memory"}, threads);
+    return loop_over_threads(q, kChunkElements, std::move(body), "chunk into shared memory");
   }
 
   // Replaces the operands with the thread's values of them and t with a pair's accumulator.
