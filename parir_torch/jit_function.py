@@ -119,12 +119,13 @@ class JitFunction:
             if plain_python.active():  # called by a function that runs as plain Python
                 return plain_python.call(self.fn, call_args)
             compiled = self._compile(args, opts, debug, key)
-        if short and not debug and key in self._cache:
-            self._calls.add(opts, call_args, compiled)
         try:
             compiled.launch(args)
         except RuntimeError as e:
             self._explain_launch_error(e, compiled, args, opts)
+        # Only a call that launched: the table's calls skip the checks the launch made.
+        if short and not debug and key in self._cache:
+            self._calls.add(opts, call_args, compiled)
 
     def _explain_launch_error(self, e, compiled, args, opts):
         """Raises the error of a failed launch, explained."""

@@ -18,7 +18,7 @@ rm -f "$out"/*.log
 # Each tensor its own cudaMalloc, so that memcheck sees an overrun past a tensor's end instead of
 # a read of the caching allocator's next block.
 export PYTORCH_NO_CUDA_MEMORY_CACHING=1
-memcheck_tests="${MEMCHECK_TESTS:-tests/python/test_gpu.py tests/python/test_bounds.py tests/python/test_slices.py tests/python/test_types.py tests/python/test_functions.py tests/python/test_arguments.py}"
+memcheck_tests="${MEMCHECK_TESTS:-tests/python/test_gpu.py tests/python/test_cached_launch.py tests/python/test_bounds.py tests/python/test_slices.py tests/python/test_types.py tests/python/test_functions.py tests/python/test_arguments.py}"
 racecheck_tests="${RACECHECK_TESTS:-tests/python/test_reductions.py tests/python/test_atomics.py::test_gpu_block_level_update_shares_its_old_value tests/python/test_atomics.py::test_gpu_block_level_old_values_of_every_dtype tests/python/test_time_tiling.py::test_rule_90_integer_automaton tests/python/test_time_tiling.py::test_wave_with_source_tiled_equals_step_by_step_and_python tests/python/test_product_tiling.py::test_syrk_and_syr2k_update_the_lower_triangle_only tests/python/test_product_tiling.py::test_trmm_with_k_ranges_that_follow_the_row}"
 
 status=0

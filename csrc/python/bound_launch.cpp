@@ -4,6 +4,8 @@
 
 #include <c10/util/SmallVector.h>
 
+#include <limits>
+
 #include "ir/error.h"
 #include "runtime/op.h"
 
@@ -18,6 +20,7 @@ PyObject* parir_error_type = nullptr;  // parir_torch.ParirError
 struct Binding {
   std::shared_ptr<runtime::Program> program;
   std::vector<int> outs, ins;
+  std::vector<int> params;  // the argument of each of the plan's parameters, in the plan's order
   uint64_t last_used = 0;
 };
 
@@ -127,10 +130,42 @@ pybind11::object bind_launch(std::shared_ptr<runtime::Program> program, std::vec
   if (!obj) throw pybind11::error_already_set();
   auto* self = reinterpret_cast<BoundLaunchObject*>(obj);
   self->vectorcall = call;
-  self->binding = new Binding{std::move(program), std::move(outs), std::move(ins)};
+  std::vector<int> params;
+  size_t next_out = 0, next_in = 0;
+  for (const auto& p : program->plan().params) {
+    const std::vector<int>& from = p.written ? outs : ins;
+    size_t& next = p.written ? next_out : next_in;
+    // A launcher with fewer positions than parameters never launches a cached call (the plan's
+    // launch reports the error).
+    params.push_back(next < from.size() ? from[next++] : std::numeric_limits<int>::max());
+  }
+  self->binding =
+      new Binding{std::move(program), std::move(outs), std::move(ins), std::move(params)};
   return pybind11::reinterpret_steal<pybind11::object>(obj);
 }
 
 uint64_t next_launch_stamp() { return ++launch_clock; }
+
+int launch_cached_call(PyObject* launcher, PyObject* args) {
+  if (Py_TYPE(launcher) != &bound_launch_type || !PyTuple_Check(args)) return 0;
+  Binding& self = *reinterpret_cast<BoundLaunchObject*>(launcher)->binding;
+  const Py_ssize_t n = PyTuple_GET_SIZE(args);
+  // Borrowed from the tuple, which holds them until the launch returns.
+  c10::SmallVector<const at::Tensor*, 16> tensors;
+  for (int i : self.params) {
+    if (i >= n) return 0;
+    PyObject* a = PyTuple_GET_ITEM(args, i);
+    if (!THPVariable_Check(a)) return 0;
+    tensors.push_back(&THPVariable_Unpack(a));
+  }
+  try {
+    if (!runtime::launch_matched(*self.program, tensors)) return 0;
+  } catch (...) {
+    set_python_error();
+    return -1;
+  }
+  self.last_used = ++launch_clock;
+  return 1;
+}
 
 }  // namespace parir

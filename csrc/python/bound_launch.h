@@ -23,6 +23,14 @@ void add_bound_launch(pybind11::module& m, PyObject* parir_error);
 pybind11::object bind_launch(std::shared_ptr<runtime::Program> program, std::vector<int> outs,
                              std::vector<int> ins);
 
+// Launches a cached call through `launcher`, the launcher of the specialization whose key the
+// call's argument tuple `args` matched (so its tensors have the dtypes, shapes and strides the
+// program was compiled for): the tensors' data pointers go to the kernels without copying a
+// tensor handle or checking again what the key holds (runtime::launch_matched). 1: launched;
+// 0: nothing launched, call the launcher (it is not a BoundLaunch, or the call needs the
+// checked path); -1: the launch failed and the Python error is set.
+int launch_cached_call(PyObject* launcher, PyObject* args);
+
 // Advances the launch counter and returns its new value (for launchers written in Python).
 uint64_t next_launch_stamp();
 

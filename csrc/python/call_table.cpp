@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "python/bound_launch.h"
 #include "python/call_key.h"
 
 namespace parir {
@@ -86,6 +87,47 @@ bool encode_value(const Table& t, PyObject* v, std::string& out) {
   return false;
 }
 
+// Whether an option that sends the call elsewhere (seq, check) is off; an error reading it
+// counts as on (the slow path reports it).
+bool option_off(PyObject* v) {
+  if (!v || v == Py_False || v == Py_None) return true;
+  int truth = PyObject_IsTrue(v);
+  if (truth < 0) PyErr_Clear();
+  return truth == 0;
+}
+
+// Appends the options' key fields, in the table's order, from the options' instance dict. One
+// walk over the dict when it holds them in that order under the interned names the table holds,
+// as CompileOptions.__init__ leaves it (a dict lookup per field costs several times more);
+// else a lookup per field.
+bool encode_options(const Table& t, PyObject* dict, std::string& out) {
+  const size_t start = out.size();
+  size_t next = 0, offs = 0;
+  Py_ssize_t pos = 0;
+  PyObject *name, *value;
+  while (PyDict_Next(dict, &pos, &name, &value)) {
+    if (next < t.key_fields.size() && name == t.key_fields[next].ptr()) {
+      if (!encode_value(t, value, out)) return false;
+      ++next;
+      continue;
+    }
+    for (const auto& f : t.off_fields) {
+      if (name != f.ptr()) continue;
+      if (!option_off(value)) return false;
+      ++offs;
+    }
+  }
+  if (next == t.key_fields.size() && offs == t.off_fields.size()) return true;
+  out.resize(start);
+  for (const auto& f : t.off_fields)
+    if (!option_off(PyDict_GetItemWithError(dict, f.ptr()))) return false;
+  for (const auto& f : t.key_fields) {
+    PyObject* v = PyDict_GetItemWithError(dict, f.ptr());
+    if (!v || !encode_value(t, v, out)) return false;
+  }
+  return true;
+}
+
 // The key of a call: the options' fields, then call_key's encoding of the arguments. False
 // when the call cannot be in the table.
 bool encode_call(const Table& t, PyObject* opts, PyObject* args, std::string& out) {
@@ -95,18 +137,7 @@ bool encode_call(const Table& t, PyObject* opts, PyObject* args, std::string& ou
     PyErr_Clear();
     return false;
   }
-  bool ok = true;
-  for (const auto& f : t.off_fields) {
-    PyObject* v = PyDict_GetItemWithError(dict, f.ptr());
-    if (!v || v == Py_False || v == Py_None) continue;
-    int truth = PyObject_IsTrue(v);
-    if (truth != 0) ok = false;  // seq, check (or an error: the slow path reports it)
-    if (truth < 0) PyErr_Clear();
-  }
-  for (size_t i = 0; ok && i < t.key_fields.size(); ++i) {
-    PyObject* v = PyDict_GetItemWithError(dict, t.key_fields[i].ptr());
-    ok = v && encode_value(t, v, out);
-  }
+  const bool ok = encode_options(t, dict, out);
   Py_DECREF(dict);
   if (PyErr_Occurred()) PyErr_Clear();
   return ok && encode_arguments(args, out);
@@ -153,10 +184,14 @@ PyObject* launch(PyObject* self, PyObject* const* argv, Py_ssize_t nargs) {
   PyObject* launcher = PyObject_GetAttr(compiled, t.launch_name.ptr());
   Py_DECREF(compiled);
   if (!launcher) return nullptr;
-  PyObject* result = PyObject_CallOneArg(launcher, argv[1]);
+  int launched = launch_cached_call(launcher, argv[1]);
+  if (launched == 0) {
+    PyObject* result = PyObject_CallOneArg(launcher, argv[1]);
+    launched = result ? 1 : -1;
+    Py_XDECREF(result);
+  }
   Py_DECREF(launcher);
-  if (!result) return nullptr;
-  Py_DECREF(result);
+  if (launched < 0) return nullptr;
   Py_RETURN_TRUE;
 }
 

@@ -112,18 +112,9 @@ void check_apart(const LaunchPlan& plan, const c10::SmallVectorImpl<void*>& ptrs
 }  // namespace
 
 void launch_on_tensors(const Program& program, at::TensorList outs, at::TensorList ins) {
-  // Each call is a range named after the user's function, "sum_rows (model.py:12)", in
-  // torch.profiler traces (and NVTX ranges in Nsight under torch.autograd.profiler.emit_nvtx):
-  // eager calls, torch.compile graphs, TorchScript and C++ programs all come here. Without a
-  // profiler this costs a check of whether any callbacks are registered.
-  std::optional<at::RecordFunction> range;
-  if (at::hasCallbacks()) {
-    range.emplace(at::RecordScope::USER_SCOPE);
-    if (range->isActive()) range->before(std::string_view(program.profile_name()));
-  }
   const LaunchPlan& plan = program.plan();
   // The kernels' pointers on the stack (a launch allocates nothing on the heap but the plan's
-  // temporaries), tensors first, then temporaries.
+  // temporaries).
   c10::SmallVector<void*, 32> ptrs;
   size_t next_out = 0, next_in = 0;
   int device = -1;
@@ -149,6 +140,20 @@ void launch_on_tensors(const Program& program, at::TensorList outs, at::TensorLi
   if (next_out != outs.size() || next_in != ins.size())
     fail("parir: {}() was passed more tensors than its launch plan has parameters",
          plan.function);
+  launch_on_pointers(program, device, ptrs);
+}
+
+void launch_on_pointers(const Program& program, int device, c10::SmallVectorImpl<void*>& ptrs) {
+  // Each call is a range named after the user's function, "sum_rows (model.py:12)", in
+  // torch.profiler traces (and NVTX ranges in Nsight under torch.autograd.profiler.emit_nvtx):
+  // eager calls, torch.compile graphs, TorchScript and C++ programs all come here. Without a
+  // profiler this costs a check of whether any callbacks are registered.
+  std::optional<at::RecordFunction> range;
+  if (at::hasCallbacks()) {
+    range.emplace(at::RecordScope::USER_SCOPE);
+    if (range->isActive()) range->before(std::string_view(program.profile_name()));
+  }
+  const LaunchPlan& plan = program.plan();
   if (!plan.apart.empty()) check_apart(plan, ptrs);
   const auto current = c10::cuda::current_device();
   if (device < 0) device = current;

@@ -15,10 +15,13 @@
 // functionalization (auto_functionalized) handle it from the schema.
 #include "runtime/op.h"
 
+#include <algorithm>
+
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <c10/util/SmallVector.h>
 #include <torch/library.h>
 
 #include "ir/error.h"
@@ -67,12 +70,14 @@ void bump_versions(at::TensorList outs) {
 
 // Tensors the kernels cannot run on directly: subclasses with __torch_dispatch__ (fake and
 // functional tensors), functorch wrappers and functionalization wrappers.
-bool needs_dispatcher(at::TensorList tensors) {
+bool is_wrapper(const at::Tensor& t) {
   constexpr c10::DispatchKeySet kWrappers = c10::python_ks | c10::functorch_transforms_ks |
                                             c10::DispatchKeySet(c10::DispatchKey::Functionalize);
-  for (const auto& t : tensors)
-    if (t.defined() && t.key_set().has_any(kWrappers)) return true;
-  return false;
+  return t.defined() && t.key_set().has_any(kWrappers);
+}
+
+bool needs_dispatcher(at::TensorList tensors) {
+  return std::any_of(tensors.begin(), tensors.end(), is_wrapper);
 }
 
 void launch_cuda(const std::string& program, at::TensorList outs, at::TensorList ins) {
@@ -102,6 +107,27 @@ void launch_eager(const Program& program, at::TensorList outs, at::TensorList in
   check_no_autograd(program.plan(), outs, ins);
   launch_on_tensors(program, outs, ins);
   bump_versions(outs);
+}
+
+bool launch_matched(const Program& program, c10::ArrayRef<const at::Tensor*> tensors) {
+  if (c10::impl::TorchDispatchModeTLS::any_modes_set()) return false;
+  const auto& params = program.plan().params;
+  if (tensors.size() != params.size()) return false;
+  const bool grad = c10::GradMode::is_enabled();
+  c10::SmallVector<void*, 32> ptrs;
+  int device = -1;
+  for (const at::Tensor* t : tensors) {
+    // Calls the checked path explains (or sends through the dispatcher).
+    if (is_wrapper(*t) || (grad && t->requires_grad())) return false;
+    const int d = t->get_device();
+    if (device >= 0 && d != device) return false;
+    device = d;
+    ptrs.push_back(t->data_ptr());
+  }
+  launch_on_pointers(program, device, ptrs);
+  for (size_t k = 0; k < params.size(); ++k)
+    if (params[k].written) tensors[k]->unsafeGetTensorImpl()->bump_version();
+  return true;
 }
 
 }  // namespace parir::runtime

@@ -18,4 +18,11 @@ namespace parir::runtime {
 // transforms, TorchDispatchModes.
 void launch_eager(const Program& program, at::TensorList outs, at::TensorList ins);
 
+// launch_eager for a cached call, whose tensors are known to have the dtypes, shapes and strides
+// the program was compiled for (the call's key recorded them): `tensors[k]` is the plan's k-th
+// parameter. Only what the key does not record is checked: one device for all, and what would
+// send the call through the dispatcher or make it an autograd error. False, launching nothing,
+// when any of that fails: the call then takes launch_eager's path, which explains or dispatches.
+bool launch_matched(const Program& program, c10::ArrayRef<const at::Tensor*> tensors);
+
 }  // namespace parir::runtime

@@ -77,6 +77,7 @@ def cpu_as_cuda(monkeypatch):
         for compiled in fn._cache.values():
             if not isinstance(compiled.launch, Record):
                 compiled.launch = Record()
+        fn(*args, opts=opts)  # launches, and so enters the call table
     yield call, launched
 
 
@@ -85,7 +86,7 @@ def test_a_cached_call_finds_its_specialization_by_the_fast_key(cpu_as_cuda):
     scale.clear_cache()
     opts = parir.par({'i': parir.threads(64)})
     x, y = torch.rand(64), torch.rand(64)
-    call(scale, x, y, 2.0, 64, opts=opts)  # compiles, under both keys
+    call(scale, x, y, 2.0, 64, opts=opts)  # compiles, then launches under both keys
     assert scale.cache_size() == 1 and len(scale._calls) == 1
     scale(x, y, 2.0, 64, opts=opts)
     assert launched[-1] == (x, y, 2.0, 64)
@@ -181,4 +182,30 @@ def test_default_options_and_option_spellings(cpu_as_cuda):
     for odd in [{'i': parir.threads(64)}, 3, object()]:
         assert scale._calls.find(odd, (x, y, 2.0, 64)) is None
         assert scale._calls.launch(odd, (x, y, 2.0, 64)) is False
+    scale.clear_cache()
+
+
+def test_options_are_found_whatever_the_order_of_their_fields(cpu_as_cuda):
+    call, _ = cpu_as_cuda
+    scale.clear_cache()
+    x, y = torch.rand(64), torch.rand(64)
+    opts = parir.par({'i': parir.threads(64)})
+    call(scale, x, y, 2.0, 64, opts=opts)
+    entry = scale._calls.find(opts, (x, y, 2.0, 64))
+    assert entry is not None
+    # Fields set again after deletion come last in the instance dict; attributes of the
+    # user's own are not options.
+    reordered = parir.par({'i': parir.threads(64)})
+    del reordered.bounds_check
+    reordered.bounds_check = False
+    reordered.note = "mine"
+    assert scale._calls.find(reordered, (x, y, 2.0, 64)) is entry
+    reordered.bounds_check = True
+    assert scale._calls.find(reordered, (x, y, 2.0, 64)) is None
+    reordered.bounds_check = False
+    del reordered.seq
+    reordered.seq = True
+    assert scale._calls.find(reordered, (x, y, 2.0, 64)) is None
+    del reordered.parallelize  # a key field missing: never found, the slow path explains
+    assert scale._calls.find(reordered, (x, y, 2.0, 64)) is None
     scale.clear_cache()

@@ -242,6 +242,10 @@ def test_arguments_that_share_memory_are_an_error_not_a_wrong_answer(rng):
     with pytest.raises(parir.ParirError, match=r"arguments 'u' and 'c' share memory.*"
                                                r"time_tiling = False"):
         wave_with_source(u, prev, nxt, u, T, n, opts=_opts(n))
+    # A call that failed to launch is not a cached call: the same call fails again.
+    assert wave_with_source._calls.find(_opts(n), (u, prev, nxt, u, T, n)) is None
+    with pytest.raises(parir.ParirError, match=r"arguments 'u' and 'c' share memory"):
+        wave_with_source(u, prev, nxt, u, T, n, opts=_opts(n))
     # Nothing ran; step by step, the call is well defined and gives the plain Python's answer.
     wave_with_source(u, prev, nxt, u, T, n, opts=_opts(n, tiling=False))
     cu, cprev, cnxt = u0.cpu(), u0.cpu(), torch.zeros(n, dtype=torch.float64)
