@@ -143,6 +143,22 @@ Body IRMutator::mutate(const Body& body) {
   return out;
 }
 
+void AssignmentsOnly::visit_node(const For*) { ok = false; }
+void AssignmentsOnly::visit_node(const While*) { ok = false; }
+void AssignmentsOnly::visit_node(const If* node) {
+  if (allow_ifs_)
+    IRVisitor::visit_node(node);
+  else
+    ok = false;
+}
+void AssignmentsOnly::visit_node(const GpuBlock*) { ok = false; }
+void AssignmentsOnly::visit_node(const Return*) { ok = false; }
+void AssignmentsOnly::visit_node(const ExprStmt*) { ok = false; }
+void AssignmentsOnly::visit_node(const AtomicUpdate*) { ok = false; }
+void AssignmentsOnly::visit_node(const WideLoad*) { ok = false; }
+void AssignmentsOnly::visit_node(const WideStore*) { ok = false; }
+void AssignmentsOnly::visit_node(const ExternCall*) { ok = false; }
+
 namespace {
 
 bool same(const Body& a, const Body& b) {

@@ -26,6 +26,31 @@ class IRVisitor {
 #undef X
 };
 
+// A visitor of a body that may hold only assignments (and ifs, unless told otherwise): any
+// other statement (a loop, a block, a return, an expression statement, an atomic update, a wide
+// access) and any extern call clears `ok`. The passes that copy, reorder or tile such bodies
+// (widen_accesses, tile_time_loops, tile_matrix_products) build their scans on it.
+class AssignmentsOnly : public IRVisitor {
+ public:
+  explicit AssignmentsOnly(bool allow_ifs = true) : allow_ifs_(allow_ifs) {}
+  bool ok = true;
+
+ protected:
+  void visit_node(const For*) override;
+  void visit_node(const While*) override;
+  void visit_node(const If* node) override;
+  void visit_node(const GpuBlock*) override;
+  void visit_node(const Return*) override;
+  void visit_node(const ExprStmt*) override;
+  void visit_node(const AtomicUpdate*) override;
+  void visit_node(const WideLoad*) override;
+  void visit_node(const WideStore*) override;
+  void visit_node(const ExternCall*) override;
+
+ private:
+  bool allow_ifs_;
+};
+
 class IRMutator {
  public:
   virtual ~IRMutator() = default;

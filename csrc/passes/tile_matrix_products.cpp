@@ -117,13 +117,12 @@ struct Product {
 };
 
 // Checks the k loop's body and the statements after it, and collects the operands.
-class BodyScan : public IRVisitor {
+class BodyScan : public AssignmentsOnly {
  public:
   BodyScan(Product& p, const std::set<std::string>& locals) : p_(p), locals_(locals) {
     for (const auto& l : locals_)
       if (l != p_.rows->var && l != p_.cols->var && l != p_.inner->var) not_loop_vars_.insert(l);
   }
-  bool ok = true;
   bool in_update = false;
   std::set<std::string> epilogue_locals;  // assigned by the statements after the k loop
 
@@ -166,15 +165,6 @@ class BodyScan : public IRVisitor {
       epilogue_locals.insert(v->name);
     }
   }
-  void visit_node(const For*) override { ok = false; }
-  void visit_node(const While*) override { ok = false; }
-  void visit_node(const GpuBlock*) override { ok = false; }
-  void visit_node(const Return*) override { ok = false; }
-  void visit_node(const ExprStmt*) override { ok = false; }
-  void visit_node(const AtomicUpdate*) override { ok = false; }
-  void visit_node(const WideLoad*) override { ok = false; }
-  void visit_node(const WideStore*) override { ok = false; }
-  void visit_node(const ExternCall*) override { ok = false; }
 
  private:
   Product& p_;

@@ -57,11 +57,10 @@ struct Access {
 // The accesses of a kernel's loop body to the tensors the loop writes, and whether the body is
 // one that a tile can run: assignments and ifs only, with every access to those tensors at the
 // loop variable plus a constant.
-class StencilScan : public IRVisitor {
+class StencilScan : public AssignmentsOnly {
  public:
   StencilScan(std::string var, const std::set<std::string>& written)
       : var_(std::move(var)), written_(written) {}
-  bool ok = true;
   std::vector<Access> accesses;
 
  protected:
@@ -76,15 +75,6 @@ class StencilScan : public IRVisitor {
     record(*n, false);
     IRVisitor::visit_node(n);
   }
-  void visit_node(const For*) override { ok = false; }
-  void visit_node(const While*) override { ok = false; }
-  void visit_node(const GpuBlock*) override { ok = false; }
-  void visit_node(const Return*) override { ok = false; }
-  void visit_node(const ExprStmt*) override { ok = false; }
-  void visit_node(const AtomicUpdate*) override { ok = false; }
-  void visit_node(const WideLoad*) override { ok = false; }
-  void visit_node(const WideStore*) override { ok = false; }
-  void visit_node(const ExternCall*) override { ok = false; }
 
  private:
   std::string var_;

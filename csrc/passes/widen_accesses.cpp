@@ -38,23 +38,13 @@ void unconditional_loads(const ExprPtr& e, std::vector<const FlatLoad*>& out) {
 
 // Whether a loop body is only assignments of expressions without side effects or run-time
 // checks, which may be repeated and reordered across iterations.
-class PlainAssignments : public IRVisitor {
+class PlainAssignments : public AssignmentsOnly {
  public:
-  bool plain = true;
+  PlainAssignments() : AssignmentsOnly(/*allow_ifs=*/false) {}
 
  protected:
-  void visit_node(const For*) override { plain = false; }
-  void visit_node(const While*) override { plain = false; }
-  void visit_node(const If*) override { plain = false; }
-  void visit_node(const GpuBlock*) override { plain = false; }
-  void visit_node(const Return*) override { plain = false; }
-  void visit_node(const ExprStmt*) override { plain = false; }
-  void visit_node(const AtomicUpdate*) override { plain = false; }
-  void visit_node(const WideLoad*) override { plain = false; }
-  void visit_node(const WideStore*) override { plain = false; }
-  void visit_node(const ExternCall*) override { plain = false; }
   void visit_node(const FlatLoad* n) override {
-    if (!n->checks.empty()) plain = false;
+    if (!n->checks.empty()) ok = false;
     IRVisitor::visit_node(n);
   }
 };
@@ -160,7 +150,7 @@ class Widener : public IRMutator {
     if (r && (r->scan || r->is_index() || !r->chunk.empty())) return nullptr;
     PlainAssignments plain;
     plain.visit(f.body);
-    if (!plain.plain) return nullptr;
+    if (!plain.ok) return nullptr;
 
     const std::optional<std::map<std::string, Type>> own = own_locals(f);
     if (!own) return nullptr;

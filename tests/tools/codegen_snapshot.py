@@ -8,8 +8,8 @@ to the compiler changed in its output (or that it changed nothing).
 benchmark kernels at their benchmark sizes, ...) and saves every CUDA source the compiler
 generates, with its launch plan, as DIR/<test id>.<n>.cu, in the order the tests compile them,
 and how many of each program's tensor accesses the compiler proved in bounds (DIR/bounds.jsonl).
-Paths of pytest's temporary directories are replaced by <tmp>, so two runs from the same checkout
-compare equal. `compare` lists the sources that differ, appear or disappear, with a unified diff
+Temporary directories (pytest's and tempfile's) are replaced by <tmp>, and module names made
+unique per process lose that suffix, so two runs from the same checkout compare equal. `compare` lists the sources that differ, appear or disappear, with a unified diff
 of the first few, and exits non-zero if there is any difference.
 
 Taking a snapshot before and after a change, from the same checkout directory (the sources carry
@@ -25,7 +25,20 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-_TMP = re.compile(r"/tmp/pytest-of-[^/\s\"]+/pytest-\d+/")
+# What differs from run to run in a source's paths: pytest's and tempfile's directories, and the
+# module names some tests make unique per process (the fuzzer's process id, test_names' hash).
+_RUN_SPECIFIC = [
+    (re.compile(r"/tmp/pytest-of-[^/\s\"]+/pytest-\d+/"), "<tmp>/"),
+    (re.compile(r"/tmp/(?:tmp|parir_fuzz_)[A-Za-z0-9_]+/"), "<tmp>/"),
+    (re.compile(r"(fuzz_\w+_\d+)_\d+\.py"), r"\1.py"),
+    (re.compile(r"prog_\d+\.py"), "prog.py"),
+]
+
+
+def _without_run_specific_paths(source):
+    for pattern, replacement in _RUN_SPECIFIC:
+        source = pattern.sub(replacement, source)
+    return source
 
 
 # ----- the pytest plugin (loaded with -p codegen_snapshot in the child process) --------------
@@ -45,7 +58,7 @@ def pytest_configure(config):
         name = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", test)
         counts[name] = counts.get(name, 0) + 1
         with open(os.path.join(out_dir, f"{name}.{counts[name]}.cu"), "w") as f:
-            f.write(_TMP.sub("<tmp>/", result[0]))
+            f.write(_without_run_specific_paths(result[0]))
         if len(result) > 2:  # the tensor accesses, and how many were proved in bounds
             with open(os.path.join(out_dir, "bounds.jsonl"), "a") as f:
                 f.write(json.dumps({"source": f"{name}.{counts[name]}.cu", **result[2]}) + "\n")
