@@ -20,6 +20,9 @@ struct Kernel {
   StmtPtr root;                 // a parallel For or a GpuBlock
   std::vector<ParLevel> levels; // outermost first; a GpuBlock root is a level of count 1
   int64_t tpb = 1;              // threads per block (blockDim.x)
+  // > 0: the compiler must fit this many blocks on a multiprocessor (the second argument of
+  // __launch_bounds__), limiting the registers a thread may use.
+  int64_t min_blocks_per_sm = 0;
   int64_t inner_blocks = 1;     // blocks that the innermost level spans
   int64_t cluster = 1;          // > 1: those blocks form a thread block cluster
   // > 1: a block runs this many iterations of the innermost loop over blocks side by side, one

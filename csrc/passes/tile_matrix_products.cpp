@@ -15,6 +15,10 @@ constexpr int64_t kThreads = kSide * kSide;  // per block
 // Elements of a load's chunk in shared memory (T x TK): 4 KB of float32, each thread copying
 // four per chunk.
 constexpr int64_t kChunkElements = 1024;
+constexpr int64_t kCopiesPerThread = kChunkElements / kThreads;
+// A shared memory load moves at most 16 bytes: a thread's consecutive columns are grouped so
+// that each group is one such load.
+constexpr int64_t kWidestLoadBytes = 16;
 constexpr size_t kMaxOperands = 4;  // loads in the k loop's body, each a shared array
 // The tile shrinks until the product has this many blocks with work, about one per SM (132 on
 // an H100): a thread with 8 x 8 pairs does twice the arithmetic per shared memory load that one
@@ -23,6 +27,7 @@ constexpr int64_t kMinBlocks = 128;
 constexpr int64_t kMinExtent = 32;  // rows and columns at least, else the kernel is left alone
 constexpr int64_t kMinDepth = 8;    // k iterations at least, when known
 constexpr int64_t kMaxTilesCounted = int64_t{1} << 20;
+constexpr int64_t kBlocksPerSm = 2;
 
 const Type kIndex{ScalarType::I64, false};
 const Type kBool{ScalarType::Bool, false};
@@ -309,8 +314,11 @@ int64_t choose_register_tile(const Product& p, int64_t element_bytes) {
 // Writes the tiled kernel.
 class TileBuilder {
  public:
-  TileBuilder(SpecializedFunction& prog, FreshNames& names, Kernel& k, Product& p, int64_t r)
-      : prog_(prog), names_(names), k_(k), p_(p), r_(r), tile_(kSide * r), depth_(kChunkElements / tile_) {}
+  TileBuilder(SpecializedFunction& prog, FreshNames& names, Kernel& k, Product& p, int64_t r,
+              int64_t element_bytes)
+      : prog_(prog), names_(names), k_(k), p_(p), r_(r), tile_(kSide * r),
+        depth_(kChunkElements / tile_),
+        group_(std::min(r, std::max<int64_t>(1, kWidestLoadBytes / element_bytes))) {}
 
   void build() {
     const Type elem_of_acc = k_.locals.at(p_.acc);
@@ -345,7 +353,9 @@ class TileBuilder {
       work.push_back(assign(k_first_, call(Builtin::Min, p_.k_lo->at(i0_), p_.k_lo->at(i_last))));
       work.push_back(assign(k_end_, call(Builtin::Max, p_.k_hi->at(i0_), p_.k_hi->at(i_last))));
     }
-    work.push_back(thread_loop(init_accumulators()));
+    Body first = init_accumulators();
+    for (auto& s : fetch_chunk(k_first_)) first.push_back(std::move(s));
+    work.push_back(thread_loop(std::move(first)));
     work.push_back(chunk_loop());
     work.push_back(thread_loop(finish_pairs()));
     const ExprPtr has_work =
@@ -365,6 +375,9 @@ class TileBuilder {
                                     p_.rows->labels, over_blocks);
     k_.levels = {ParLevel{blocks, false}, ParLevel{kThreads, true}};
     k_.tpb = kThreads;
+    // Two blocks per multiprocessor, so that one block's barriers and loads overlap the other's
+    // arithmetic: at most 128 registers a thread (R = 8 fits without spilling).
+    k_.min_blocks_per_sm = kBlocksPerSm;
     k_.inner_blocks = k_.lanes = k_.warps = 1;
   }
 
@@ -374,7 +387,11 @@ class TileBuilder {
   Kernel& k_;
   Product& p_;
   const int64_t r_, tile_, depth_;  // pairs per thread per side, tile side, k per chunk
+  const int64_t group_;             // the thread's consecutive columns, in groups of this many
   std::vector<ExprPtr> accs_;       // accs_[a * r_ + b]: the thread's pair (a, b)
+  // next_[o * kCopiesPerThread + e]: the thread's e-th element of operand o's next chunk,
+  // loaded while the block computes on the current one.
+  std::vector<ExprPtr> next_;
   ExprPtr i0_, j0_, k0_;            // the tile's first row and column, the chunk's first k
   ExprPtr k_first_, k_end_;         // the k range of the tile's pairs
   ExprPtr thread_;                  // the thread loop's variable
@@ -400,11 +417,16 @@ class TileBuilder {
   StmtPtr thread_loop(Body body) {
     return loop_over_threads(thread_->as<Var>()->name, kThreads, std::move(body), "tile pairs");
   }
-  // The thread's row and column within the tile: R * ty and tx.
+  // The thread's first row and column within the tile: R * ty and G * tx. Its rows are the R
+  // after the first; its columns G consecutive ones, then G more 16 G further on, and so on,
+  // so that neighbouring threads read neighbouring groups (no shared memory bank conflicts)
+  // and each group is one wide load.
   std::pair<ExprPtr, ExprPtr> thread_position() {
     return {mul(arith(BinaryOp::Shr, thread_, imm(log2_of(kSide))), imm(r_)),
-            arith(BinaryOp::BitAnd, thread_, imm(kSide - 1))};
+            mul(arith(BinaryOp::BitAnd, thread_, imm(kSide - 1)), imm(group_))};
   }
+  // The thread's b-th column, from its first.
+  int64_t column_offset(int64_t b) const { return b % group_ + (b / group_) * kSide * group_; }
 
   // t's initial value for each pair; one that depends on i and j (trmm's s = B[i, j]) only for
   // the pairs in the original ranges, whose elements the kernel as written loads.
@@ -430,57 +452,85 @@ class TileBuilder {
     auto [row, col] = thread_position();
     const ExprPtr i = var(p_.rows->var, {}, loop_type()), j = var(p_.cols->var, {}, loop_type());
     body.push_back(assign(i, add(i0_, add(row, imm(a)))));
-    body.push_back(assign(j, add(j0_, add(col, imm(b * kSide)))));
+    body.push_back(assign(j, add(j0_, add(col, imm(column_offset(b))))));
     ExprPtr in_range = both(test(BinaryOp::Lt, i, imm(p_.i_hi)),
                             both(test(BinaryOp::Ge, j, p_.j_lo.at(i)),
                                  test(BinaryOp::Lt, j, p_.j_hi.at(i))));
     body.push_back(std::make_shared<If>(in_range, std::move(then), std::move(otherwise), Loc{}));
   }
 
-  // for k0 in range(K0, K1, TK): copy the chunk's operands into shared memory, then update
-  // every pair of the thread with each k of the chunk.
+  // for k0 in range(K0, K1, TK): store the chunk's operands (loaded into registers during the
+  // previous chunk) into shared memory; then load the next chunk's into registers, whose
+  // latency the updates of every pair of the thread with each k of this chunk hide.
   StmtPtr chunk_loop() {
     const std::string chunk = names_.make(p_.inner->var + "_chunk");
     k0_ = var(chunk, {}, loop_type());
-    Body body{copy_chunk(), thread_loop(update_pairs())};
+    Body compute = fetch_chunk(add(k0_, imm(depth_)));
+    for (auto& s : update_pairs()) compute.push_back(std::move(s));
+    Body body{thread_loop(store_chunk()), thread_loop(std::move(compute))};
     return std::make_shared<For>(chunk, k_first_, k_end_, imm(depth_), std::move(body),
                                  p_.inner->loc);
   }
 
-  StmtPtr copy_chunk() {
-    const std::string q = names_.make("element");
-    const ExprPtr q_var = var(q, {}, loop_type());
+  // The thread's e-th element of a chunk: where it lies along the tile's side and along k.
+  // Consecutive threads take consecutive elements of the tensor where they can.
+  std::pair<ExprPtr, ExprPtr> chunk_position(const Operand& o, int64_t e) const {
+    const ExprPtr q = add(thread_, imm(e * kThreads));
+    if (o.k_contiguous)
+      return {arith(BinaryOp::Shr, q, imm(log2_of(depth_))),
+              arith(BinaryOp::BitAnd, q, imm(depth_ - 1))};
+    return {arith(BinaryOp::BitAnd, q, imm(tile_ - 1)), arith(BinaryOp::Shr, q, imm(log2_of(tile_)))};
+  }
+
+  // Loads the thread's elements of the chunk that starts at k = `start` into registers (zeros
+  // outside the ranges, and past their end: the chunk after the last loads nothing).
+  Body fetch_chunk(const ExprPtr& start) {
     const ExprPtr i = var(p_.rows->var, {}, loop_type()), j = var(p_.cols->var, {}, loop_type());
     const ExprPtr kv = var(p_.inner->var, {}, loop_type());
+    if (next_.empty())
+      for (const auto& o : p_.operands)
+        for (int64_t e = 0; e < kCopiesPerThread; ++e)
+          next_.push_back(local(o.load->tensor + "_next", Type{o.load->type.scalar, false}));
     Body body;
-    for (const auto& o : p_.operands) {
-      // Consecutive threads copy consecutive elements of the tensor where they can.
-      ExprPtr along_side = arith(BinaryOp::BitAnd, q_var, imm(tile_ - 1));
-      ExprPtr along_k = arith(BinaryOp::Shr, q_var, imm(log2_of(tile_)));
-      if (o.k_contiguous) {
-        along_k = arith(BinaryOp::BitAnd, q_var, imm(depth_ - 1));
-        along_side = arith(BinaryOp::Shr, q_var, imm(log2_of(depth_)));
-      }
+    for (size_t n = 0; n < p_.operands.size(); ++n) {
+      const Operand& o = p_.operands[n];
       const ExprPtr side_var = o.row ? i : j;
       const ExprPtr side_start = o.row ? i0_ : j0_;
       const int64_t side_end = o.row ? p_.i_hi : p_.j_max;
-      const Type elem{o.load->type.scalar, false};
-      ExprPtr slot = std::make_shared<FlatLoad>(
-          o.shared, add(mul(along_k, imm(tile_)), along_side), elem, Loc{});
-      Body copy{assign(side_var, add(side_start, along_side)), assign(kv, add(k0_, along_k))};
-      ExprPtr inside = both(test(BinaryOp::Lt, side_var, imm(side_end)),
-                            test(BinaryOp::Lt, kv, k_end_));
-      if (o.row && p_.k_lo)  // only the k of the row's own range
-        inside = both(inside, both(test(BinaryOp::Ge, kv, p_.k_lo->at(i)),
-                                   test(BinaryOp::Lt, kv, p_.k_hi->at(i))));
-      const ExprPtr zero = zero_of(o.load->type.scalar);
-      ExprPtr load = std::make_shared<FlatLoad>(o.load->tensor, o.load->offset, o.load->type,
-                                                o.load->loc);
-      copy.push_back(std::make_shared<If>(inside, Body{assign(slot, load)},
-                                          Body{assign(slot, zero)}, o.load->loc));
-      body.insert(body.end(), copy.begin(), copy.end());
+      for (int64_t e = 0; e < kCopiesPerThread; ++e) {
+        auto [along_side, along_k] = chunk_position(o, e);
+        body.push_back(assign(side_var, add(side_start, along_side)));
+        body.push_back(assign(kv, add(start, along_k)));
+        ExprPtr inside = both(test(BinaryOp::Lt, side_var, imm(side_end)),
+                              test(BinaryOp::Lt, kv, k_end_));
+        if (o.row && p_.k_lo)  // only the k of the row's own range
+          inside = both(inside, both(test(BinaryOp::Ge, kv, p_.k_lo->at(i)),
+                                     test(BinaryOp::Lt, kv, p_.k_hi->at(i))));
+        const ExprPtr& reg = next_[n * kCopiesPerThread + e];
+        ExprPtr load = std::make_shared<FlatLoad>(o.load->tensor, o.load->offset, o.load->type,
+                                                  o.load->loc);
+        body.push_back(std::make_shared<If>(inside, Body{assign(reg, load)},
+                                            Body{assign(reg, zero_of(o.load->type.scalar))},
+                                            o.load->loc));
+      }
     }
-    return loop_over_threads(q, kChunkElements, std::move(body), "chunk into shared memory");
+    return body;
+  }
+
+  // Stores the registers fetch_chunk loaded into the operands' shared arrays.
+  Body store_chunk() {
+    Body body;
+    for (size_t n = 0; n < p_.operands.size(); ++n) {
+      const Operand& o = p_.operands[n];
+      const Type elem{o.load->type.scalar, false};
+      for (int64_t e = 0; e < kCopiesPerThread; ++e) {
+        auto [along_side, along_k] = chunk_position(o, e);
+        ExprPtr slot = std::make_shared<FlatLoad>(
+            o.shared, add(mul(along_k, imm(tile_)), along_side), elem, Loc{});
+        body.push_back(assign(slot, next_[n * kCopiesPerThread + e]));
+      }
+    }
+    return body;
   }
 
   // Replaces the operands with the thread's values of them and t with a pair's accumulator.
@@ -516,8 +566,7 @@ class TileBuilder {
       const Operand& op = p_.operands[o];
       const Type elem{op.load->type.scalar, false};
       for (int64_t a = 0; a < r_; ++a) {
-        // Rows: the thread's R consecutive rows; columns: every 16th from its own.
-        ExprPtr within = op.row ? add(row, imm(a)) : add(col, imm(a * kSide));
+        ExprPtr within = add(op.row ? row : col, imm(op.row ? a : column_offset(a)));
         ExprPtr at = add(mul(kk_var, imm(tile_)), within);
         values[a][o] = local(op.load->tensor + "_value", elem);
         step.push_back(assign(values[a][o], std::make_shared<FlatLoad>(op.shared, at, elem, Loc{})));
@@ -589,7 +638,7 @@ void tile_matrix_products(SpecializedFunction& prog, Lowered& lowered) {
     for (const auto& o : p->operands)
       element_bytes = std::max<int64_t>(element_bytes, size_in_bytes(o.load->type.scalar));
     element_bytes = std::max<int64_t>(element_bytes, size_in_bytes(k.locals.at(p->acc).scalar));
-    TileBuilder(prog, names, k, *p, choose_register_tile(*p, element_bytes)).build();
+    TileBuilder(prog, names, k, *p, choose_register_tile(*p, element_bytes), element_bytes).build();
     set_launch_shape(lowered.plan.steps, k);
   }
 }

@@ -20,8 +20,11 @@ namespace parir {
 // of T x T pairs (i, j), T = 16 R, and walks k in chunks: its 256 threads copy the chunk's
 // elements of each load of i and k (A[i, k]) and of each load of j and k (B[k, j]) into shared
 // memory, then each thread updates the R x R pairs it owns (rows R ty .. R ty + R - 1 and
-// columns tx, tx + 16, ..., of its tile) from R + R values per load read from there, so an
-// element loaded from memory serves T pairs and one from shared memory R. Every pair still
+// columns in groups of G consecutive ones, G tx + 16 G g + 0 .. G - 1, G the elements of a
+// 16-byte load) from R + R values per load read from there in 16-byte loads, so an element
+// loaded from memory serves T pairs and one from shared memory R. Each thread loads its part of
+// the next chunk into registers before it updates its pairs with this one, so that the
+// arithmetic hides the loads' latency. Every pair still
 // runs its k iterations in order, so results are those of the kernel as written, to the bit.
 // Afterwards each thread runs the statements after the k loop for each of its pairs that is in
 // the original ranges. The tile size is the largest (R = 8, 4 or 2) that still gives the GPU

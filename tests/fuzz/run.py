@@ -79,7 +79,8 @@ def load(program):
 # The launch plan against the source and the arguments
 
 
-_KERNEL = re.compile(r'extern "C" __global__ void __launch_bounds__\((\d+)\) (\S+?)\((.*?)\) \{')
+# The bounds are the block size, then (for some kernels) the blocks a multiprocessor must fit.
+_KERNEL = re.compile(r'extern "C" __global__ void __launch_bounds__\((\d+)(?:, \d+)?\) (\S+?)\((.*?)\) \{')
 _PARAM = re.compile(r"^//@ param (\S+) (\w+)\[([^\]]*)\] strides\(([^)]*)\) (in|inout)$")
 # A launch line, or a host loop's persistent kernel ("persistent launch", before its loop);
 # shared(...) and cluster(...) may follow the block.

@@ -24,7 +24,7 @@ def compiled(name, size=33, rng=None):
 def test_program_compiles_with_nvrtc(name, size, rng):
     case, source = compiled(name, size, rng)
     fn_name = case["fn"].__name__
-    assert re.search(rf'extern "C" __global__ void __launch_bounds__\(\d+\) {fn_name}(_\d+)?\(',
+    assert re.search(rf'extern "C" __global__ void __launch_bounds__\(\d+(?:, \d+)?\) {fn_name}(_\d+)?\(',
                      source)
     assert f"//@ parir.plan {fn_name}" in source
     assert '#line ' in source and 'programs.py"' in source

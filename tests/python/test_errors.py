@@ -481,7 +481,7 @@ def test_kernels_named_like_parir_internals_are_launched_by_their_cuda_names():
             x[i] = x[i] * 2.0
 
     src = parir.print_compiled(parir_kernel, [x10(), 10], parir.par({"i": parir.threads(10)}))
-    defined = re.findall(r'__global__ void __launch_bounds__\(\d+\) (\w+)\(', src)
+    defined = re.findall(r'__global__ void __launch_bounds__\(\d+(?:, \d+)?\) (\w+)\(', src)
     launched = re.findall(r"//@ launch (\w+) ", src)
     assert defined and set(launched) == set(defined), src
 

@@ -57,7 +57,7 @@ def _compiled(tmp_path, names, n=33, device="cpu"):
 
 
 def _kernel_names(src):
-    return set(re.findall(r'__global__ void __launch_bounds__\(\d+\) (\w+)\(', src))
+    return set(re.findall(r'__global__ void __launch_bounds__\(\d+(?:, \d+)?\) (\w+)\(', src))
 
 
 @pytest.mark.parametrize("names", PROGRAMS, ids=lambda p: p["fn"][:20])

@@ -160,6 +160,18 @@ def test_a_matrix_product_runs_in_tiles_of_128_by_128_with_8_by_8_pairs_per_thre
     assert "//@ launch matmul grid(256) block(256) (A, B, C)" in src
     assert len(re.findall(r"acc_tile\d+ = \(acc_tile\d+ \+", src)) == 64
     assert "k_chunk" in src and "+= 8)" in src
+    # Two blocks per SM (at most 128 registers a thread); shared arrays that 16-byte loads read.
+    assert "__launch_bounds__(256, 2) matmul(" in src
+    assert len(re.findall(r"__align__\(16\) __shared__ float \w+\[1024\];", src)) == 2
+    # A thread's 8 columns: 4 consecutive ones, then 4 more 64 further on, so that each group
+    # is one 16-byte load; its 8 rows are consecutive.
+    cols = re.findall(r"B_cols\d+\[k_in_chunk\d+ \* 128 \+ (.*?)\];", src)
+    assert [c.split(" + ")[-1].rstrip(")") for c in cols] == ["0", "1", "2", "3", "64", "65", "66", "67"]
+    # The first chunk is loaded into registers before the chunk loop, each next one before the
+    # pairs are updated with the current one.
+    before, loop = src[:src.index("k_chunk")], src[src.index("k_chunk"):]
+    assert re.search(r"A_next\d+ = A\[", before) and re.search(r"B_next\d+ = B\[", before)
+    assert re.search(r"A_next\d+ = A\[", loop).start() < loop.index("k_in_chunk")
 
 
 def test_smaller_products_get_smaller_tiles_so_that_every_sm_has_work():
