@@ -2,6 +2,11 @@
 
     python tests/fuzz/run.py --mode compile --count 1000 --seed 0 [--names mixed] [--out DIR]
     python tests/fuzz/run.py --mode gpu --count 200 --seed 0 [--names awkward] [--out DIR]
+    python tests/fuzz/run.py --mode gpu --count 200 --feature matrix_product
+
+`--feature NAME` runs the first `count` programs from `--seed` on whose `features` include NAME
+(a construct such as matrix_product, time_stencil or slice_scan_parallel), to aim the fuzzing
+at one part of the compiler.
 
 Mode `compile` needs no GPU: each program goes through `parir.print_compiled`, NVRTC compiles
 the source for sm_90, and the launch plan is checked against the source and the arguments
@@ -377,6 +382,19 @@ def _collect(it, results, out, verbose):
             print(f"seed {seed}: {outcome}: {first[:200]}", flush=True)
 
 
+def seeds_with_feature(feature, first, count, names, gpu_sized, most_tried=20000):
+    """The first `count` seeds from `first` whose programs use `feature` (as run() would
+    generate them)."""
+    seeds = []
+    for seed in range(first, first + most_tried):
+        if len(seeds) == count:
+            return seeds
+        if feature in gen.generate(seed, names, gpu_sized=gpu_sized).features:
+            seeds.append(seed)
+    raise SystemExit(f"only {len(seeds)} of {most_tried} programs from seed {first} use "
+                     f"'{feature}' (a name from a program's features list)")
+
+
 def summary(results):
     total = sum(len(v) for v in results.values())
     parts = [f"{o}: {len(results.get(o, []))}" for o in OUTCOMES]
@@ -393,11 +411,16 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--no-seq", action="store_true",
                     help="compile mode: skip the plain Python run of each program")
+    ap.add_argument("--feature", default=None,
+                    help="only programs whose features include this one (see generate.py)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     start = time.time()
-    results = run(a.mode, range(a.seed, a.seed + a.count), a.names, a.out, a.jobs,
-                  not a.no_seq, a.verbose)
+    seeds = range(a.seed, a.seed + a.count)
+    if a.feature:
+        seeds = seeds_with_feature(a.feature, a.seed, a.count, a.names,
+                                   gpu_sized=a.mode == "gpu" or not a.no_seq)
+    results = run(a.mode, seeds, a.names, a.out, a.jobs, not a.no_seq, a.verbose)
     print(summary(results) + f" ({time.time() - start:.1f} s)")
     return 0 if len(results.get("ok", [])) == a.count else 1
 

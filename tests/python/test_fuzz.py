@@ -26,6 +26,14 @@ KNOWN_ISSUES = [
 CPU_SEEDS = {"ordinary": range(0, 100), "awkward": range(100_000, 100_060),
              "mixed": range(200_000, 200_060)}
 GPU_SEEDS = {"ordinary": range(300_000, 300_040), "mixed": range(400_000, 400_030)}
+# Programs with matrix products (which run as tiled kernels), with the names mode each was
+# drawn with: run.py --feature matrix_product finds more.
+PRODUCT_SEEDS = [
+    (100001, "mixed"), (100019, "mixed"), (100023, "ordinary"), (100027, "awkward"),
+    (100038, "ordinary"), (100039, "awkward"), (100043, "mixed"), (100044, "ordinary"),
+    (100046, "mixed"), (100048, "awkward"), (100054, "awkward"), (100061, "mixed"),
+    (100070, "mixed"), (100075, "awkward"), (100084, "awkward"), (100087, "awkward"),
+]
 
 
 def _failures(mode, seeds, names):
@@ -62,3 +70,18 @@ def test_random_programs_match_plain_python(names):
 def test_generator_is_deterministic():
     a, b = generate.generate(7, "mixed"), generate.generate(7, "mixed")
     assert a.source == b.source and a.spec == b.spec and a.features == b.features
+
+
+def test_seeds_with_feature_finds_programs_that_use_it():
+    seeds = fuzz_run.seeds_with_feature("matrix_product", 100_000, 3, "mixed", gpu_sized=True)
+    assert len(seeds) == 3 and seeds == sorted(seeds)
+    for seed in seeds:
+        assert "matrix_product" in generate.generate(seed, "mixed", gpu_sized=True).features
+
+
+@pytest.mark.parametrize("mode", ["compile", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_matrix_product_programs(mode):
+    failures = []
+    for seed, names in PRODUCT_SEEDS:
+        failures += _failures(mode, [seed], names)[0]
+    assert not failures, "\n".join(failures)
