@@ -353,6 +353,9 @@ class TileBuilder {
       work.push_back(assign(k_first_, call(Builtin::Min, p_.k_lo->at(i0_), p_.k_lo->at(i_last))));
       work.push_back(assign(k_end_, call(Builtin::Max, p_.k_hi->at(i0_), p_.k_hi->at(i_last))));
     }
+    for (const auto& o : p_.operands)
+      for (int64_t e = 0; e < kCopiesPerThread; ++e)
+        next_.push_back(local(o.load->tensor + "_next", Type{o.load->type.scalar, false}));
     Body first = init_accumulators();
     for (auto& s : fetch_chunk(k_first_)) first.push_back(std::move(s));
     work.push_back(thread_loop(std::move(first)));
@@ -404,18 +407,14 @@ class TileBuilder {
     return var(name, {}, type);
   }
 
-  // A loop of `count` iterations over the block's threads.
-  static StmtPtr loop_over_threads(const std::string& v, int64_t count, Body body,
-                                   const char* label) {
+  // A loop that runs its body once on each thread of the block, `thread_` its number.
+  StmtPtr thread_loop(Body body) {
     LoopPar threads;
     threads.threads = kThreads;
     threads.tpb = kThreads;
-    return std::make_shared<For>(v, imm(0), imm(count), imm(1), std::move(body), Loc{},
-                                 std::vector<std::string>{label}, threads);
-  }
-  // A loop that runs its body once on each thread of the block, `thread_` its number.
-  StmtPtr thread_loop(Body body) {
-    return loop_over_threads(thread_->as<Var>()->name, kThreads, std::move(body), "tile pairs");
+    return std::make_shared<For>(thread_->as<Var>()->name, imm(0), imm(kThreads), imm(1),
+                                 std::move(body), Loc{}, std::vector<std::string>{"tile pairs"},
+                                 threads);
   }
   // The thread's first row and column within the tile: R * ty and G * tx. Its rows are the R
   // after the first; its columns G consecutive ones, then G more 16 G further on, and so on,
@@ -487,10 +486,6 @@ class TileBuilder {
   Body fetch_chunk(const ExprPtr& start) {
     const ExprPtr i = var(p_.rows->var, {}, loop_type()), j = var(p_.cols->var, {}, loop_type());
     const ExprPtr kv = var(p_.inner->var, {}, loop_type());
-    if (next_.empty())
-      for (const auto& o : p_.operands)
-        for (int64_t e = 0; e < kCopiesPerThread; ++e)
-          next_.push_back(local(o.load->tensor + "_next", Type{o.load->type.scalar, false}));
     Body body;
     for (size_t n = 0; n < p_.operands.size(); ++n) {
       const Operand& o = p_.operands[n];
