@@ -97,12 +97,18 @@ class KernelPrinter {
     for (const auto& a : k_.shared_arrays)
       line(fmt::format("__align__(16) __shared__ {} {}[{}];", cuda_name(a.elem), names_(a.name),
                        a.size));
+    // The statement that ends the kernel; a block function's caller goes on to the next block.
+    if (!block_function) {
+      auto g = k_.root->as<GpuBlock>();
+      last_statement_ = g ? (g->body.empty() ? nullptr : g->body.back().get()) : k_.root.get();
+    }
     if (auto g = k_.root->as<GpuBlock>()) {
       depth_ = 1;
       body(g->body);
     } else {
       stmt(k_.root);
     }
+    if (!block_function) drop_final_barrier(indent_);
     --indent_;
     line("}");
     if (block_function) {
@@ -122,6 +128,7 @@ class KernelPrinter {
   int depth_ = 0;  // enclosing parallel levels
   int last_line_ = -1;
   int shared_slots_ = 0;  // the __shared__ old values of block-level atomic updates so far
+  const StmtNode* last_statement_ = nullptr;  // the kernel's last statement, if nothing follows
   const SourceInfo* last_src_ = nullptr;  // the file of the last #line
   std::set<std::string> internal_;  // names the compiler made: printed as they are
   std::string name(const std::string& n) const {
@@ -203,6 +210,39 @@ class KernelPrinter {
     return k_.cluster > 1 ? "parir::cluster_sync();" : "__syncthreads();";
   }
 
+  // Where the last statement line printed starts, when it is the barrier at `indent` (#line
+  // directives after it aside); npos otherwise.
+  size_t last_barrier_at(int indent) const {
+    const std::string text = std::string(indent * 2, ' ') + barrier() + "\n";
+    size_t end = out_.size();
+    while (end > 0) {
+      const size_t newline = end >= 2 ? out_.rfind('\n', end - 2) : std::string::npos;
+      const size_t start = newline == std::string::npos ? 0 : newline + 1;
+      if (out_.compare(start, 6, "#line ") != 0)
+        return end - start == text.size() && out_.compare(start, text.size(), text) == 0
+                   ? start
+                   : std::string::npos;
+      end = start;
+    }
+    return std::string::npos;
+  }
+
+  // A barrier, unless the statement before is the same barrier: the second would order
+  // nothing more.
+  void barrier_line() {
+    if (last_barrier_at(indent_) == std::string::npos) line(barrier());
+  }
+
+  // Drops a block barrier that would be the kernel's last instruction: no access follows it
+  // for it to order. A cluster's barrier stays: it keeps each block's shared memory alive
+  // until the cluster's other blocks are done reading it.
+  void drop_final_barrier(int indent) {
+    if (k_.cluster > 1) return;
+    const size_t at = last_barrier_at(indent);
+    if (at != std::string::npos)
+      out_.erase(at, std::string(indent * 2, ' ').size() + barrier().size() + 1);
+  }
+
   bool at_block_level() const {
     return k_.has_thread_level() && depth_ < static_cast<int>(k_.levels.size());
   }
@@ -257,9 +297,9 @@ class KernelPrinter {
     if (a.target->as<FlatLoad>() && at_block_level()) {
       // Outside the thread-level loops every thread of the block (of the cluster) runs this
       // statement: one thread writes, and barriers order the write with the others' accesses.
-      line(barrier());
+      barrier_line();
       line(fmt::format("if ({}) {}", writer(), text));
-      line(barrier());
+      barrier_line();
       return;
     }
     line(text);
@@ -319,10 +359,10 @@ class KernelPrinter {
     // Outside the thread-level loops every thread of the block runs this statement: one thread
     // updates, barriers order the update with the others' accesses, and the old value reaches
     // them all through shared memory (map_parallelism rules out clusters here).
-    line(barrier());
+    barrier_line();
     if (!u.result) {
       line(fmt::format("if ({}) {}", writer(), guarded));
-      line(barrier());
+      barrier_line();
       return;
     }
     std::string slot = fmt::format("parir_old{}", shared_slots_++);
@@ -330,7 +370,7 @@ class KernelPrinter {
     ++indent_;
     line(fmt::format("__shared__ {} {};", cuda_name(elem), slot));
     line(fmt::format("if ({}) {} = {};", writer(), slot, call));
-    line(barrier());
+    barrier_line();
     line(assign_result(slot));
     --indent_;
     line("}");
@@ -451,13 +491,18 @@ class KernelPrinter {
     ++depth_;
     block(f.body);
     --depth_;
+    // A loop over blocks that ends the kernel and that each block runs at most once: its body's
+    // final barrier is the block's last instruction.
+    const auto trip = constant_trip_count(f);
+    if (&f == last_statement_ && !level.threads && !r && trip && *trip <= level.count)
+      drop_final_barrier(indent_ + 1);
     line("}");
     if (r) {
       reduction_result(*r);
       --indent_;
       line("}");
     }
-    if (level.threads && depth_ > 0 && at_block_level()) line(barrier());
+    if (level.threads && depth_ > 0 && at_block_level()) barrier_line();
   }
 
   // A scan loop (detect_scans): the block's threads walk the iterations in tiles of blockDim.x
@@ -583,7 +628,7 @@ class KernelPrinter {
     }
     --indent_;
     line("}");
-    if (depth_ > 0 && at_block_level()) line(barrier());
+    if (depth_ > 0 && at_block_level()) barrier_line();
   }
 
   std::string cast_text(ScalarType to, const ExprPtr& e) {

@@ -71,6 +71,50 @@ def test_reduction_code_is_readable():
     assert "if (threadIdx.x == 0) y[i] = (y_before0 + acc0);" in src
 
 
+
+@parir.jit
+def row_max_of_slices(x, y, N, M):
+    parir.label('N')
+    parir.label('M')
+    y[:] = parir.max(x[:, :], axis=1)
+
+
+def kernel_statements(src):
+    """Each kernel's statement lines, stripped, without #line directives."""
+    kernels, depth = [], 0
+    for text in src.splitlines():
+        text = text.strip()
+        if not text or text.startswith("#line") or text.startswith("//"):
+            continue
+        if depth == 0 and text.startswith('extern "C" __global__'):
+            kernels.append([])
+        if kernels and depth > 0:
+            kernels[-1].append(text)
+        depth += text.count("{") - text.count("}")
+    return kernels
+
+
+@pytest.mark.parametrize("prog,args,spec,barriers", [
+    # Before the one thread's store of the row's maximum, after the block's reduction.
+    (row_max_of_slices, [torch.ones(100, 1000), torch.ones(100), 100, 1000],
+     {"N": parir.threads(100), "M": parir.threads(256)}, 1),
+    # The store ends the kernel: block_reduce's own barriers are all it needs.
+    (sum_rows, [torch.ones(100, 37), torch.ones(100), 100, 37],
+     {"N": parir.threads(100), "M": parir.threads(37).reduce()}, 0),
+])
+def test_barriers_are_printed_once_and_not_as_a_kernels_last_statement(prog, args, spec,
+                                                                        barriers):
+    # A barrier right after another orders nothing more, nor does one that a block runs last
+    # (its loop over blocks runs once per block and ends the kernel).
+    src = parir.print_compiled(prog, args, parir.par(spec))
+    barrier = "__syncthreads();"
+    assert src.count(barrier) == barriers, src
+    for lines in kernel_statements(src):
+        for a, b in zip(lines, lines[1:]):
+            assert not (a == barrier and b == barrier), src
+        last = [t for t in lines if t != "}"][-1]
+        assert last != barrier, src
+
 @pytest.mark.parametrize("prog", [softmax_rows, row_max_local, total_in_gpu_block, count_positive])
 def test_other_reduction_programs_compile(prog):
     n, m = 50, 300
