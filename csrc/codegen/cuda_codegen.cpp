@@ -98,14 +98,12 @@ class KernelPrinter {
       line(fmt::format("__align__(16) __shared__ {} {}[{}];", cuda_name(a.elem), names_(a.name),
                        a.size));
     // The statement that ends the kernel; a block function's caller goes on to the next block.
-    if (!block_function) {
-      auto g = k_.root->as<GpuBlock>();
-      last_statement_ = g ? (g->body.empty() ? nullptr : g->body.back().get()) : k_.root.get();
-    }
     if (auto g = k_.root->as<GpuBlock>()) {
+      if (!block_function && !g->body.empty()) last_statement_ = g->body.back().get();
       depth_ = 1;
       body(g->body);
     } else {
+      if (!block_function) last_statement_ = k_.root.get();
       stmt(k_.root);
     }
     if (!block_function) drop_final_barrier(indent_);
@@ -239,8 +237,7 @@ class KernelPrinter {
   void drop_final_barrier(int indent) {
     if (k_.cluster > 1) return;
     const size_t at = last_barrier_at(indent);
-    if (at != std::string::npos)
-      out_.erase(at, std::string(indent * 2, ' ').size() + barrier().size() + 1);
+    if (at != std::string::npos) out_.erase(at, out_.find('\n', at) + 1 - at);
   }
 
   bool at_block_level() const {
