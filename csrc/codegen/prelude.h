@@ -245,7 +245,7 @@ template <typename T, typename Op> PARIR_FN T warp_reduce(T v, Op op) {
 }
 
 // Wide accesses (passes/widen_accesses.h): the sizeof...(Out) consecutive elements at `p`,
-// which is aligned to their total size (16 bytes), moved by one load or store instruction.
+// which is aligned to their total size (16 or 8 bytes), moved by one load or store instruction.
 template <typename T, int N> struct alignas(sizeof(T) * N) WideElements {
   T v[N];
 };

@@ -106,9 +106,13 @@ class Widener : public IRMutator {
       StmtPtr wide = widen(*n);
       return wide ? wide : self;
     }
+    auto trip = constant_trip_count(*n);
+    const bool repeats = !trip || *trip > 1;
+    if (repeats) outer_vars_.insert(n->var);
     ++depth_;
     StmtPtr out = IRMutator::mutate_node(n, self);
     --depth_;
+    if (repeats) outer_vars_.erase(n->var);
     return out;
   }
 
@@ -119,6 +123,7 @@ class Widener : public IRMutator {
   const int thread_depth_;
   const NameRegions& regions_;
   int depth_ = 0;
+  std::set<std::string> outer_vars_;  // of the parallel loops around, that run more than once
 
   // A loop's statements for W consecutive iterations, as widen() prepares them.
   struct Plan {
@@ -159,6 +164,10 @@ class Widener : public IRMutator {
 
     // The element size most of the contiguous accesses have sets W.
     std::map<int64_t, int> by_size;
+    // The tensors the loop reads contiguously and afresh for each iteration of the loops
+    // around it (x[i, j] under a loop over i; a vector v[j] that each i reads again is served
+    // by the cache), by element size.
+    std::map<int64_t, std::set<std::string>> streamed_by_size;
     std::vector<const FlatLoad*> contiguous;
     for (const auto& s : f.body) {
       const Assign& a = *s->as<Assign>();
@@ -177,13 +186,15 @@ class Widener : public IRMutator {
           continue;
         contiguous.push_back(l);
         ++by_size[size];
+        if (l != a.target.get() && (outer_vars_.empty() || mentions(l->offset, outer_vars_)))
+          streamed_by_size[size].insert(l->tensor);
       }
     }
     if (by_size.empty()) return nullptr;
     int64_t size = 0;
     for (const auto& [s, count] : by_size)
       if (!size || count >= by_size[size]) size = s;
-    const int64_t width = kWideAccessBytes / size;
+    const int64_t width = group_width(size, r != nullptr, streamed_by_size[size].size());
 
     // Each access's shift: how many iterations past lo its offset first falls on a W-element
     // boundary. The shift most accesses share sets where the groups of W iterations start;
@@ -249,7 +260,7 @@ class Widener : public IRMutator {
     }
 
     ExprPtr wide_when = std::make_shared<PointersAligned>(
-        std::vector<std::string>(tensors.begin(), tensors.end()), kWideAccessBytes, loc);
+        std::vector<std::string>(tensors.begin(), tensors.end()), width * size, loc);
     if (edges) {
       auto full_from = binary(BinaryOp::Ge, g, int_imm(plan.first_full, loc, index_type), loc,
                               Type{ScalarType::Bool});
@@ -267,6 +278,20 @@ class Widener : public IRMutator {
                                  int_imm(plan.groups, loc, index_type),
                                  int_imm(1, loc, index_type), std::move(body), loc, f.labels,
                                  f.par, f.reduction);
+  }
+
+  // W for a loop whose contiguous accesses are mostly of `size` bytes: 16 bytes per access,
+  // or 8 where a loop that is not a reduction streams several tensors from memory, so that
+  // each thread's group loads about 16 bytes from memory in all. Measured on an H100 (benchmarks/NOTES.md), streaming
+  // kernels ran fastest so: axpy and c = a + b 1.5% faster in 8-byte groups than in 16-byte
+  // ones, b = 2 * a 3-6% slower in 8-byte groups. W stays at least 2 (float64 keeps 16 bytes).
+  static int64_t group_width(int64_t size, bool reduction, size_t tensors_streamed) {
+    int64_t width = kWideAccessBytes / size;
+    if (reduction) return width;
+    while (width > 2 && width * size > kNarrowWideAccessBytes &&
+           width * size * static_cast<int64_t>(tensors_streamed) > kWideAccessBytes)
+      width /= 2;
+    return width;
   }
 
   // The reads a few elements beside a wide read of a tensor the loop does not store to (a

@@ -8,7 +8,8 @@ namespace parir {
 // in flight for the memory system to reach its bandwidth on a streaming kernel; one 16-byte
 // access moves four. Where a thread-level loop runs over a constant range with step 1 and walks
 // the contiguous dimension of some tensor (its offset grows by one with the loop variable),
-// each thread takes W consecutive iterations at a time (W = 16 bytes / the element's size) and
+// each thread takes W consecutive iterations at a time (W = 16 bytes / the element's size; 8
+// bytes where a loop that is not a reduction streams several tensors, see group_width) and
 // moves those elements with one WideLoad or WideStore. The groups of W iterations start where
 // most of the contiguous accesses fall on a W-element boundary (their shift from the range's
 // start); those accesses are wide, the others are read element by element, and a read a few
@@ -16,9 +17,9 @@ namespace parir {
 // beside x[j]) takes the wide read's elements where they are in the group. A range that
 // starts or ends off the groups' grid runs its first and last group element by element, each
 // element only where it is an iteration of the loop. Whether the tensors' data pointers are
-// 16-byte aligned is known only at run time (a view may start anywhere), so the loop tests it
-// (PointersAligned, the same for every thread) and otherwise runs every group element by
-// element. A kernel whose only thread-level loop is widened keeps its blocks, of W times fewer
+// aligned to the group's bytes is known only at run time (a view may start anywhere), so the
+// loop tests it (PointersAligned, the same for every thread) and otherwise runs every group
+// element by element. A kernel whose only thread-level loop is widened keeps its blocks, of W times fewer
 // threads where it had one per iteration. Loops of fewer than 4,096 iterations over the whole
 // kernel keep their plain code: they move too few bytes for the width to matter.
 //
@@ -33,7 +34,8 @@ namespace parir {
 // reduction, or the kernel runs lanes, warps or clusters.
 void widen_accesses(SpecializedFunction& prog, Lowered& lowered);
 
-// The bytes one wide access moves.
+// The bytes one wide access moves: 16, or 8 in a loop that streams several tensors.
 inline constexpr int64_t kWideAccessBytes = 16;
+inline constexpr int64_t kNarrowWideAccessBytes = 8;
 
 }  // namespace parir

@@ -1,6 +1,7 @@
 """Wide accesses: a thread-level loop that walks a contiguous dimension moves 16 bytes per load
-and store (four float32, two float64, eight float16) where the tensors' data pointers are
-aligned, and element by element where they are not. The code must show it where it applies and
+and store (four float32, two float64, eight float16), or 8 where a loop that is not a reduction
+reads several tensors, where the tensors' data pointers are aligned, and element by element
+where they are not. The code must show it where it applies and
 only there, and the results must be torch's for aligned and misaligned views, every element
 size, row widths that are and are not multiples of the width, and tensors that alias."""
 
@@ -68,6 +69,15 @@ def row_sums(x, y, N, M):
 
 
 @parir.jit
+def row_dots(x, z, y, N, M):
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        for j in range(M):
+            y[i] += x[i, j] * z[i, j]
+
+
+@parir.jit
 def row_max(x, y, N, M):
     parir.label('N')
     parir.label('M')
@@ -101,16 +111,32 @@ def code(fn, args, opts):
     return parir.print_compiled(fn, args, opts=opts)
 
 
-def test_an_elementwise_loop_moves_16_bytes_and_launches_a_quarter_of_the_threads():
+def test_an_elementwise_loop_reading_two_tensors_moves_8_bytes_and_launches_half_the_threads():
     x, y = torch.empty(1 << 20), torch.empty(1 << 20)
     text = code(axpy, (2.0, x, y, 1 << 20), spec(1 << 20))
-    assert "parir::aligned<16>(x, y)" in text
-    assert re.search(r"parir::load_wide\(x \+ [^,]+, \w+, \w+, \w+, \w+\);", text)
-    assert re.search(r"parir::store_wide\(y \+ [^,]+, \w+, \w+, \w+, \w+\);", text)
-    # As many blocks as before (1024), of a quarter of the threads.
-    assert "launch axpy grid(1024) block(256)" in text
+    assert "parir::aligned<8>(x, y)" in text
+    assert re.search(r"parir::load_wide\(x \+ [^,]+, \w+, \w+\);", text)
+    assert re.search(r"parir::store_wide\(y \+ [^,]+, \w+, \w+\);", text)
+    # As many blocks as before (1024), of half the threads.
+    assert "launch axpy grid(1024) block(512)" in text
     # The misaligned path keeps plain element accesses.
     assert "y[" in text and "x[" in text
+    # Groups stay at least two elements: float64 keeps 16 bytes, float16 takes four.
+    x, y = torch.empty(1 << 20, dtype=torch.float64), torch.empty(1 << 20, dtype=torch.float64)
+    text = code(axpy, (2.0, x, y, 1 << 20), spec(1 << 20))
+    assert "parir::aligned<16>(x, y)" in text and "launch axpy grid(1024) block(512)" in text
+    x, y = torch.empty(1 << 20, dtype=torch.float16), torch.empty(1 << 20, dtype=torch.float16)
+    text = code(axpy, (2.0, x, y, 1 << 20), spec(1 << 20))
+    assert "parir::aligned<8>(x, y)" in text and "launch axpy grid(1024) block(256)" in text
+
+
+def test_a_loop_reading_one_tensor_or_reducing_keeps_16_bytes():
+    x, y = torch.empty(1 << 20), torch.empty(1 << 20)
+    text = code(scaled_copy, (x, y, 1 << 20), spec(1 << 20))
+    assert "parir::aligned<16>(x, y)" in text and "launch scaled_copy grid(1024) block(256)" in text
+    # A row reduction of two tensors' products keeps 16-byte groups.
+    x, z, y = torch.empty(64, 8192), torch.empty(64, 8192), torch.empty(64)
+    assert "parir::aligned<16>(x, z)" in code(row_dots, (x, z, y, 64, 8192), row_spec(64))
 
 
 @pytest.mark.parametrize("dtype,width", [(torch.float64, 2), (torch.float16, 8),
@@ -175,14 +201,14 @@ def stencil_spec(n, m):
 
 
 def test_loops_off_the_16_byte_grid_widen_their_whole_groups():
-    # 4097 elements: 1024 groups of four, the last one (element 4096) element by element; the
-    # five blocks of 4097 threads stay five, of 224 threads.
+    # 4097 elements: 2048 groups of two (two tensors read: 8 bytes), the last one (element 4096)
+    # element by element; the five blocks of 4097 threads stay five, of 416 threads.
     x, y = torch.empty(4097), torch.empty(4097)
     text = code(axpy, (2.0, x, y, 4097), spec(4097))
     assert "parir::load_wide(x + " in text and "parir::store_wide(y + " in text
-    assert "(i_w0 < 1024L) && parir::aligned<16>(x, y)" in text
-    assert "if ((((i_w0 * 4L) + 3L) >= 0L) && (((i_w0 * 4L) + 3L) < 4097L))" in text
-    assert "launch axpy grid(5) block(224)" in text
+    assert "(i_w0 < 2048L) && parir::aligned<8>(x, y)" in text
+    assert "if ((((i_w0 * 2L) + 1L) >= 0L) && (((i_w0 * 2L) + 1L) < 4097L))" in text
+    assert "launch axpy grid(5) block(416)" in text
     # Small loops keep their plain code: too few bytes for the width to matter.
     x, y = torch.empty(1001), torch.empty(1001)
     assert "load_wide" not in code(axpy, (2.0, x, y, 1001), spec(1001))
