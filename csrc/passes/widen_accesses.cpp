@@ -282,16 +282,14 @@ class Widener : public IRMutator {
 
   // W for a loop whose contiguous accesses are mostly of `size` bytes: 16 bytes per access,
   // or 8 where a loop that is not a reduction streams several tensors from memory, so that
-  // each thread's group loads about 16 bytes from memory in all. Measured on an H100 (benchmarks/NOTES.md), streaming
-  // kernels ran fastest so: axpy and c = a + b 1.5% faster in 8-byte groups than in 16-byte
-  // ones, b = 2 * a 3-6% slower in 8-byte groups. W stays at least 2 (float64 keeps 16 bytes).
+  // each thread's group loads about 16 bytes from memory in all. Measured on an H100
+  // (benchmarks/NOTES.md), streaming kernels ran fastest so: axpy and c = a + b 1.5% faster in
+  // 8-byte groups than in 16-byte ones, b = 2 * a 3-6% slower in 8-byte groups. W stays at
+  // least 2 (float64 keeps 16 bytes).
   static int64_t group_width(int64_t size, bool reduction, size_t tensors_streamed) {
-    int64_t width = kWideAccessBytes / size;
-    if (reduction) return width;
-    while (width > 2 && width * size > kNarrowWideAccessBytes &&
-           width * size * static_cast<int64_t>(tensors_streamed) > kWideAccessBytes)
-      width /= 2;
-    return width;
+    const int64_t width = kWideAccessBytes / size;
+    if (reduction || tensors_streamed < 2 || width <= 2) return width;
+    return kNarrowWideAccessBytes / size;
   }
 
   // The reads a few elements beside a wide read of a tensor the loop does not store to (a
