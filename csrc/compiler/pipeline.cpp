@@ -20,6 +20,7 @@
 #include "passes/split_variable_webs.h"
 #include "passes/verify_bounds.h"
 #include "passes/widen_accesses.h"
+#include "passes/widen_row_groups.h"
 #include "passes/warn_racy_writes.h"
 #include "passes/split_parallel_nests.h"
 #include "passes/split_multi_block_kernels.h"
@@ -140,7 +141,8 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   log.after("map_parallelism", dump(lowered));
 
   // Threads that walk one row in several loops keep their elements of it in registers.
-  keep_rows_in_registers(prog, lowered);
+  keep_rows_in_registers(prog, lowered,
+                         opts.wide_accesses && size_in_bytes(prog.int_type) == 8);
   log.after("keep_rows_in_registers", dump(lowered));
 
   // Element accesses become offsets through the tensors' strides.
@@ -163,6 +165,9 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   if (opts.wide_accesses) {
     widen_accesses(prog, lowered);
     log.after("widen_accesses", dump(lowered));
+    // Rows kept in registers in groups of consecutive elements move a group per access.
+    widen_row_groups(prog, lowered);
+    log.after("widen_row_groups", dump(lowered));
   }
 
   // Reductions into tensor elements load the element before their loop, not after it.

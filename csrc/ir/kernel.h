@@ -2,6 +2,7 @@
 // map onto the CUDA grid.
 #pragma once
 
+#include <map>
 #include <set>
 
 #include "ir/launch_plan.h"
@@ -35,6 +36,9 @@ struct Kernel {
   // inner level is the warp's 32 threads, whose barriers and reductions are the warp's. For
   // short rows (map_parallelism). That level's count is a multiple of warps.
   int64_t warps = 1;
+  // The thread-level loops (by variable) in which keep_rows_in_registers gave each thread its
+  // elements of a row in groups of this many consecutive ones, for widen_row_groups.
+  std::map<std::string, int64_t> row_groups;
   std::vector<std::string> tensors;    // tensor parameters used, in parameter order
   std::vector<std::string> written;    // the subset the kernel stores to
   std::vector<std::string> host_vars;  // host loop variables the kernel reads (int64)

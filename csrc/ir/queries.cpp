@@ -325,4 +325,23 @@ std::optional<int64_t> constant_difference(const ExprPtr& a, const ExprPtr& b) {
   return wrap(static_cast<uint64_t>(x.constant) - static_cast<uint64_t>(y.constant));
 }
 
+void unconditional_loads(const ExprPtr& e, std::vector<const FlatLoad*>& out) {
+  if (!e) return;
+  if (auto l = e->as<FlatLoad>()) {
+    unconditional_loads(l->offset, out);
+    out.push_back(l);
+  } else if (auto s = e->as<Select>()) {
+    unconditional_loads(s->cond, out);
+  } else if (auto b = e->as<Binary>()) {
+    unconditional_loads(b->a, out);
+    if (!is_logical(b->op)) unconditional_loads(b->b, out);
+  } else if (auto u = e->as<Unary>()) {
+    unconditional_loads(u->a, out);
+  } else if (auto c = e->as<Cast>()) {
+    unconditional_loads(c->a, out);
+  } else if (auto c = e->as<Call>()) {
+    for (const auto& a : c->args) unconditional_loads(a, out);
+  }
+}
+
 }  // namespace parir

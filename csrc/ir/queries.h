@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -56,6 +57,11 @@ std::set<std::string> assigned_names(const Body& body);
 // Every name the body binds or reads: locals, loop variables, reduction accumulators and the
 // tensors it indexes.
 std::set<std::string> names_in(const Body& body);
+
+// The element reads (after flatten_indices) that every evaluation of `e` performs, in
+// evaluation order: not those under a Select's branches or the right operand of `and` / `or`,
+// which may be skipped (and may be out of bounds when they are).
+void unconditional_loads(const ExprPtr& e, std::vector<const FlatLoad*>& out);
 
 // The names of the Python functions the body calls ("helper", "module.helper").
 std::set<std::string> called_names(const Body& body);

@@ -7,6 +7,7 @@
 #include "ir/fresh_names.h"
 #include "ir/queries.h"
 #include "ir/visitor.h"
+#include "passes/simplify.h"
 
 namespace parir {
 namespace {
@@ -190,8 +191,12 @@ bool safe_to_keep(const Kept& c, const std::vector<Event>& events) {
 
 class RowRewriter {
  public:
-  RowRewriter(SpecializedFunction& prog, Kernel& k, FreshNames& names)
-      : prog_(prog), k_(k), names_(names), threads_(k.levels.back().count) {}
+  RowRewriter(SpecializedFunction& prog, Kernel& k, FreshNames& names, bool group_elements)
+      : prog_(prog),
+        k_(k),
+        names_(names),
+        threads_(k.levels.back().count),
+        group_elements_(group_elements) {}
 
   // The statements of a body at block level (outside the thread loops), with its runs
   // rewritten; statements nested in sequential code at block level too.
@@ -219,6 +224,7 @@ class RowRewriter {
   Kernel& k_;
   FreshNames& names_;
   const int64_t threads_;
+  const bool group_elements_;
 
   StmtPtr nested(const StmtPtr& s) {
     if (auto f = s->as<For>(); f && !f->par)
@@ -267,11 +273,15 @@ class RowRewriter {
     }
     std::vector<Kept> kept = choose(events);
     if (kept.empty()) return run;
-    const int64_t per_thread = elements(*loops.front());
     for (auto& c : kept) {
       const Event& first = *c.events.front();
-      const Load& l = *first.load;
-      c.load = at_placeholder(l, loops[first.loop]->loop->var);
+      c.load = at_placeholder(*first.load, loops[first.loop]->loop->var);
+    }
+    const int64_t width = group_width(*loops.front(), kept, loops);
+    const int64_t per_thread = width > 1 ? groups_per_thread(*loops.front(), width) * width
+                                         : elements(*loops.front());
+    for (auto& c : kept) {
+      const Load& l = *c.events.front()->load;
       for (int64_t e = 0; e < per_thread; ++e) {
         c.regs.push_back(names_.make(c.tensor + "_r"));
         add_kernel_local(prog_, k_, c.regs.back(), l.type);
@@ -291,9 +301,71 @@ class RowRewriter {
       bool touched = false;
       for (const auto& c : kept)
         for (const Event* e : c.events) touched = touched || e->loop == static_cast<int>(j);
-      out.push_back(touched ? unrolled(l, kept, first_pos, per_thread) : run[j]);
+      if (!touched) {
+        out.push_back(run[j]);
+        continue;
+      }
+      out.push_back(width > 1 ? grouped(l, kept, first_pos, width)
+                              : unrolled(l, kept, first_pos, per_thread));
+      if (width > 1) k_.row_groups[l.loop->var] = width;
     }
     return out;
+  }
+
+  int64_t groups_per_thread(const RowLoop& l, int64_t width) const {
+    return (l.trip / width + threads_ - 1) / threads_;
+  }
+
+  // W > 1 where each thread's elements should be groups of W consecutive ones (group g * T + t
+  // of the row for thread t, g = 0, 1, ...) rather than single elements (t, t + T, ...), so
+  // that widen_row_groups can move each group with one access of 16 (or 8) bytes: where every
+  // kept element lies in the contiguous dimension of its tensor (the loop variable, with
+  // coefficient 1, in the last index only; stride 1, the other strides multiples of W; the
+  // row's first element on a group boundary), all of one size; the range is whole groups, at
+  // least one for each thread; and no loop of the run assigns a local but a reduction's
+  // accumulator (a group's W elements run statement by statement, which would mix the values
+  // of such a local). W is 16 bytes of elements, or 8 bytes' where that spreads the groups
+  // evenly over the threads and 16 bytes' does not (H100, a warp per 448-wide row: 8-byte
+  // groups 1.245 ms, 16 lanes with 16-byte groups 1.248; benchmarks/NOTES.md). 1: no groups.
+  int64_t group_width(const RowLoop& l, const std::vector<Kept>& kept,
+                      const std::vector<std::optional<RowLoop>>& loops) const {
+    if (!group_elements_ || l.step != 1) return 1;
+    for (const auto& loop : loops) {
+      if (!loop) continue;
+      const For& f = *loop->loop;
+      for (const auto& name : assigned_names(f.body))
+        if (!f.reduction || name != f.reduction->acc) return 1;
+    }
+    const int64_t size = size_in_bytes(kept.front().load->type.scalar);
+    int64_t chosen = 1;
+    for (int64_t bytes : {kWideRowBytes, kWideRowBytes / 2}) {
+      const int64_t width = bytes / size;
+      if (width < 2 || l.trip % width != 0 || l.trip / width < threads_ ||
+          groups_per_thread(l, width) * width > kMaxElementsPerThread)
+        continue;
+      bool contiguous = true;
+      for (const auto& c : kept) contiguous = contiguous && in_groups(c, l, width, size);
+      if (!contiguous) continue;
+      if ((l.trip / width) % threads_ == 0) return width;
+      if (chosen == 1) chosen = width;
+    }
+    return chosen;
+  }
+
+  // Whether a kept element's accesses walk its tensor's contiguous dimension in groups of
+  // `width` elements of `size` bytes that start on a group boundary.
+  bool in_groups(const Kept& c, const RowLoop& l, int64_t width, int64_t size) const {
+    const TensorType& t = prog_.tensors.at(c.tensor);
+    const auto& indices = c.load->as<Load>()->indices;
+    if (size_in_bytes(c.load->type.scalar) != size || t.strides.size() != indices.size() ||
+        t.strides.back() != 1 || coefficient(indices.back(), kElement) != std::optional<int64_t>(1))
+      return false;
+    for (size_t d = 0; d + 1 < indices.size(); ++d)
+      if (mentions(indices[d], {kElement}) || t.strides[d] % width != 0) return false;
+    const Loc& loc = indices.back()->loc;
+    ExprPtr first = Substitute(kElement, int_imm(l.lo, loc, indices.back()->type))
+                        .mutate(indices.back());
+    return known_power_of_two_divisor(simplify(first)) % width == 0;
   }
 
   // The accesses to keep: (tensor, key) pairs accessed in at least two loops of the run, only
@@ -348,7 +420,9 @@ class RowRewriter {
         if (l.lo != 0)
           element = binary(BinaryOp::Add, int_imm(l.lo, loc, index_type), element, loc,
                            index_type);
-        for (auto& s2 : copy(s, f.var, element, kept, pos, e)) copies[e].push_back(s2);
+        Copy parts = copy(s, f.var, element, kept, pos, e);
+        for (Body* part : {&parts.loads, &parts.body, &parts.stores})
+          copies[e].insert(copies[e].end(), part->begin(), part->end());
       }
       ++pos;
     }
@@ -369,10 +443,65 @@ class RowRewriter {
                                  std::move(body), loc, f.labels, f.par, f.reduction);
   }
 
+  // The loop as one iteration per thread that handles the thread's groups of `width`
+  // consecutive elements in turn (see group_width), each group statement by statement: the
+  // statement's loads for all W elements, then its W computations, then its W stores, so that
+  // the loads and the stores of a group lie side by side. That reorders iterations only: those
+  // of a parallel loop are independent, and the run assigns no locals but accumulators.
+  StmtPtr grouped(const RowLoop& l, const std::vector<Kept>& kept, int first_pos,
+                  int64_t width) {
+    const For& f = *l.loop;
+    const Type index_type = f.lo->type;
+    const Loc& loc = f.loc;
+    const int64_t groups = l.trip / width;
+    Body body;
+    for (int64_t g = 0; g < groups_per_thread(l, width); ++g) {
+      Body group;
+      int pos = first_pos;
+      for (const auto& s : f.body) {
+        Copy all;
+        for (int64_t c = 0; c < width; ++c) {
+          // lo + (t + g * T) * W + c
+          ExprPtr element = var(f.var, loc, index_type);
+          if (g > 0)
+            element = binary(BinaryOp::Add, element, int_imm(g * threads_, loc, index_type), loc,
+                             index_type);
+          element = binary(BinaryOp::Mul, element, int_imm(width, loc, index_type), loc,
+                           index_type);
+          if (l.lo + c != 0)
+            element = binary(BinaryOp::Add, element, int_imm(l.lo + c, loc, index_type), loc,
+                             index_type);
+          Copy parts = copy(s, f.var, element, kept, pos, g * width + c);
+          all.loads.insert(all.loads.end(), parts.loads.begin(), parts.loads.end());
+          all.body.insert(all.body.end(), parts.body.begin(), parts.body.end());
+          all.stores.insert(all.stores.end(), parts.stores.begin(), parts.stores.end());
+        }
+        for (Body* part : {&all.loads, &all.body, &all.stores})
+          group.insert(group.end(), part->begin(), part->end());
+        ++pos;
+      }
+      // The last group exists only for the threads that the range reaches.
+      const int64_t last = groups - g * threads_;
+      if (last >= threads_) {
+        body.insert(body.end(), group.begin(), group.end());
+        continue;
+      }
+      ExprPtr cond = binary(BinaryOp::Lt, var(f.var, loc, index_type),
+                            int_imm(last, loc, index_type), loc, Type{ScalarType::Bool, false});
+      body.push_back(std::make_shared<If>(cond, std::move(group), Body{}, loc));
+    }
+    return std::make_shared<For>(f.var, int_imm(0, loc, index_type),
+                                 int_imm(threads_, loc, index_type), int_imm(1, loc, index_type),
+                                 std::move(body), loc, f.labels, f.par, f.reduction);
+  }
+
   // Statement `s` of a loop, at position `pos`, for the thread's element `e` (`element`, the
   // loop variable's value): the kept elements read from and written to their registers, loaded
-  // where first read, stored to memory by the last store.
-  Body copy(const StmtPtr& s, const std::string& loop_var, const ExprPtr& element,
+  // where first read (`loads`), stored to memory by the last store (`stores`, after `body`).
+  struct Copy {
+    Body loads, body, stores;
+  };
+  Copy copy(const StmtPtr& s, const std::string& loop_var, const ExprPtr& element,
             const std::vector<Kept>& kept, int pos, int64_t e) const {
     Substitute at_element(loop_var, element), kept_at_element(kElement, element);
     struct UseRegisters : IRMutator {
@@ -392,25 +521,26 @@ class RowRewriter {
       }
     } use(kept, loop_var, e);
 
-    Body out;
-    for (const auto& c : kept) {  // loaded where first read
+    Copy out;
+    for (const auto& c : kept) {
       const Event* first = c.events.front();
       if (first->pos != pos || first->write) continue;
-      out.push_back(std::make_shared<Assign>(var(c.regs[e], s->loc, c.load->type),
-                                             kept_at_element.mutate(c.load), s->loc));
+      out.loads.push_back(std::make_shared<Assign>(var(c.regs[e], s->loc, c.load->type),
+                                                   kept_at_element.mutate(c.load), s->loc));
     }
     const Assign* a = s->as<Assign>();
     const Load* target = a ? a->target->as<Load>() : nullptr;
     const Kept* stored = target ? use.find(*target) : nullptr;
     if (!stored) {
-      out.push_back(at_element.mutate(use.mutate(s)));
+      out.body.push_back(at_element.mutate(use.mutate(s)));
       return out;
     }
     ExprPtr reg = var(stored->regs[e], a->loc, target->type);
-    out.push_back(std::make_shared<Assign>(reg, at_element.mutate(use.mutate(a->value)), a->loc,
-                                           a->labels));
+    out.body.push_back(std::make_shared<Assign>(reg, at_element.mutate(use.mutate(a->value)),
+                                                a->loc, a->labels));
     if (stored->last_write == pos)
-      out.push_back(std::make_shared<Assign>(kept_at_element.mutate(stored->load), reg, a->loc));
+      out.stores.push_back(
+          std::make_shared<Assign>(kept_at_element.mutate(stored->load), reg, a->loc));
     return out;
   }
 };
@@ -437,14 +567,14 @@ StmtPtr rewrite_kernel(const StmtPtr& s, int depth, int thread_depth, RowRewrite
 
 }  // namespace
 
-void keep_rows_in_registers(SpecializedFunction& prog, Lowered& lowered) {
+void keep_rows_in_registers(SpecializedFunction& prog, Lowered& lowered, bool group_elements) {
   FreshNames names(prog, lowered);
   for (auto& k : lowered.kernels) {
     // The row of a run must be one block's (or one warp's), whose barriers order the loops.
     if (!k.has_thread_level() || k.inner_blocks != 1 || k.cluster != 1 || k.lanes != 1) continue;
     const int thread_depth = static_cast<int>(k.levels.size()) - 1;
     if (thread_depth < 1) continue;
-    RowRewriter rows(prog, k, names);
+    RowRewriter rows(prog, k, names, group_elements);
     k.root = rewrite_kernel(k.root, 0, thread_depth, rows);
   }
 }

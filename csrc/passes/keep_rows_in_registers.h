@@ -26,11 +26,14 @@ namespace parir {
 // memory (an in-place call), but a view shifted against another by a multiple of the thread
 // count, written by one loop and read by a later one through the other view, would read a value
 // that is not yet in memory.
-void keep_rows_in_registers(SpecializedFunction& prog, Lowered& lowered);
+void keep_rows_in_registers(SpecializedFunction& prog, Lowered& lowered, bool group_elements);
 
 // The most elements of a row one thread keeps (the loops' iterations per thread), and the most
 // values all kept rows of a run may hold per thread: registers a thread may spend on them.
 inline constexpr int64_t kMaxElementsPerThread = 16;
 inline constexpr int64_t kMaxKeptValuesPerThread = 32;
+
+// The bytes of a group of consecutive elements that one thread keeps (or half as many).
+inline constexpr int64_t kWideRowBytes = 16;
 
 }  // namespace parir

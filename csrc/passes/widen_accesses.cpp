@@ -15,27 +15,6 @@ namespace {
 // An access's identity within a loop body: the tensor and the offset as written.
 std::string key_of(const FlatLoad& l) { return l.tensor + "@" + to_string(l.offset); }
 
-// The reads that every evaluation of `e` performs: not those under a Select's branches or the
-// right operand of `and` / `or`, which may be skipped (and may be out of bounds when they are).
-void unconditional_loads(const ExprPtr& e, std::vector<const FlatLoad*>& out) {
-  if (!e) return;
-  if (auto l = e->as<FlatLoad>()) {
-    unconditional_loads(l->offset, out);
-    out.push_back(l);
-  } else if (auto s = e->as<Select>()) {
-    unconditional_loads(s->cond, out);
-  } else if (auto b = e->as<Binary>()) {
-    unconditional_loads(b->a, out);
-    if (!is_logical(b->op)) unconditional_loads(b->b, out);
-  } else if (auto u = e->as<Unary>()) {
-    unconditional_loads(u->a, out);
-  } else if (auto c = e->as<Cast>()) {
-    unconditional_loads(c->a, out);
-  } else if (auto c = e->as<Call>()) {
-    for (const auto& a : c->args) unconditional_loads(a, out);
-  }
-}
-
 // Whether a loop body is only assignments of expressions without side effects or run-time
 // checks, which may be repeated and reordered across iterations.
 class PlainAssignments : public AssignmentsOnly {

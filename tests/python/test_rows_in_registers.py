@@ -83,6 +83,21 @@ def reverse_after(x, out, N, M):
             x[i, j] = out[i, M - 1 - j]
 
 
+@parir.jit
+def shifted_softmax(x, out, N, M):
+    # Rows from their second element: groups would start one element past a boundary.
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        m = parir.max(x[i, 1:])
+        parir.label('M')
+        out[i, 1:] = parir.exp(x[i, 1:] - m)
+        parir.label('M')
+        s = parir.sum(out[i, 1:])
+        parir.label('M')
+        out[i, 1:] /= s
+
+
 def spec(n, threads):
     return {'N': parir.threads(n), 'M': parir.threads(threads)}
 
@@ -134,6 +149,47 @@ def test_many_short_rows_run_a_warp_each():
     assert kept("x", text) and kept("out", text)
 
 
+def test_a_thread_moves_its_elements_of_a_row_in_16_byte_groups():
+    x, out = torch.empty(4, 8192), torch.empty(4, 8192)
+    text = code(softmax, (x, out, 4, 8192), spec(4, 1024))
+    # Two groups of four consecutive elements a thread, loaded once, stored once, where the
+    # pointers are aligned; element by element otherwise.
+    assert len(re.findall(r"parir::load_wide\(x \+ ", text)) == 2
+    assert len(re.findall(r"parir::store_wide\(out \+ ", text)) == 2
+    assert "parir::aligned<16>(x)" in text and "parir::aligned<16>(out)" in text
+
+
+def test_a_warp_per_short_row_moves_8_byte_groups_that_spread_evenly():
+    # 448 elements: 112 groups of 16 bytes would leave half the lanes a group short; 224 of 8
+    # bytes are seven a lane.
+    x, out = torch.empty(16384, 448), torch.empty(16384, 448)
+    text = code(softmax, (x, out, 16384, 448), spec(16384, 1024))
+    assert len(re.findall(r"parir::load_wide\(x \+ [^;]*, x_r\d+, x_r\d+\);", text)) == 7
+    assert "parir::aligned<8>(x)" in text and "if (parir_t <" not in text
+
+
+@pytest.mark.parametrize("m,threads,width", [
+    (1000, 128, 4), (1000, 256, 2),  # 250 groups of 16 bytes would leave threads without one
+    (4097, 1024, 1), (4098, 1024, 2), (100, 32, 2), (8192, 1024, 4)])
+def test_a_row_in_groups_of_16_bytes_or_8_or_single_elements(m, threads, width):
+    x, out = torch.empty(3, m), torch.empty(3, m)
+    text = code(softmax, (x, out, 3, m), spec(3, threads))
+    assert kept("x", text)
+    wide = re.findall(r"parir::load_wide\(x \+ [^;]*;", text)
+    if width == 1:
+        assert not wide
+    else:
+        assert wide and all(w.count("x_r") == width for w in wide)
+
+
+def test_a_row_off_the_group_boundary_or_with_odd_strides_keeps_single_elements():
+    base = torch.empty(4, 449)
+    x, out = base[:, :448], torch.empty(4, 448)  # rows 449 elements apart
+    assert "load_wide" not in code(softmax, (x, out, 4, 448), spec(4, 64))
+    text = code(shifted_softmax, (torch.empty(4, 449), torch.empty(4, 449), 4, 449), spec(4, 64))
+    assert kept("x", text) and "load_wide" not in text
+
+
 # ----- results on the GPU --------------------------------------------------------------------
 
 SIZES = [(1, 1, 32), (7, 33, 32), (5, 1000, 256), (3, 4097, 1024), (4, 8192, 1024),
@@ -156,6 +212,39 @@ def test_softmax(n, m, threads):
     y = x.clone()
     softmax(y, y, n, m, opts=parir.par(spec(n, threads)))
     check_close(y, torch.softmax(x.double(), 1), f"softmax in place {n}x{m}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shift", [0, 1, 2, 3])
+@pytest.mark.parametrize("n,m,threads", [(4, 8192, 1024), (16384, 448, 1024), (5, 1000, 256)])
+def test_softmax_of_views_off_the_group_boundary(n, m, threads, shift):
+    # Views that start `shift` elements into their storage: the groups' pointers are aligned
+    # to 16 or 8 bytes only for some shifts, and the code must check which.
+    g = torch.Generator(device="cuda").manual_seed(shift)
+    storage = torch.randn(n * m + 8, device="cuda", generator=g) * 3
+    x = storage[shift:shift + n * m].view(n, m)
+    out_storage = torch.full((n * m + 8,), float("nan"), device="cuda")
+    out = out_storage[3 - shift:3 - shift + n * m].view(n, m)
+    softmax(x, out, n, m, opts=parir.par(spec(n, threads)))
+    check_close(out, torch.softmax(x.double(), 1), f"softmax {n}x{m} shifted {shift}")
+    # Rows of 448 elements 449 and 450 apart.
+    if m == 448:
+        for stride in (449, 450):
+            wide = torch.randn(n, stride, device="cuda", generator=g)
+            out = torch.full((n, 448), float("nan"), device="cuda")
+            softmax(wide[:, 1:449], out, n, m, opts=parir.par(spec(n, threads)))
+            check_close(out, torch.softmax(wide[:, 1:449].double(), 1), f"rows {stride} apart")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,m", [(3, 449), (8192, 101)])
+def test_softmax_from_the_second_element(n, m):
+    g = torch.Generator(device="cuda").manual_seed(m)
+    x = torch.randn(n, m, device="cuda", generator=g)
+    out = torch.full_like(x, float("nan"))
+    shifted_softmax(x, out, n, m, opts=parir.par(spec(n, 64)))
+    check_close(out[:, 1:], torch.softmax(x[:, 1:].double(), 1), "softmax of x[:, 1:]")
+    assert torch.isnan(out[:, 0]).all()
 
 
 @pytest.mark.gpu

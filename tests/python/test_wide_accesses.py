@@ -272,18 +272,23 @@ def test_a_reduction_loop_that_stores_reads_its_target_at_the_end():
     assert "_before" not in text and "y[i] = (y[i] + acc" in text
 
 
-def test_rows_in_registers_are_not_widened():
-    # Each thread's registers hold its own elements of the row; a loop that reads them must
-    # keep the iterations it had (layer norm's last loop reads x's registers).
+def test_rows_in_registers_keep_their_loops_and_move_a_group_per_access():
+    # Each thread's registers hold its own elements of the row, in groups of four consecutive
+    # ones: the loops that read them keep their iterations (no loop over groups of widen_accesses)
+    # and move each group with one 16-byte access.
     from test_rows_in_registers import l2_normalize, layer_norm, softmax
     x, y = torch.empty(64, 8192), torch.empty(64, 8192)
     w, b = torch.empty(8192), torch.empty(8192)
     opts = parir.par({'N': parir.threads(64), 'M': parir.threads(1024),
                       'D': parir.threads(1024), 'row': parir.threads(64),
                       'acc': parir.threads(1024).reduce(), 'scale': parir.threads(1024)})
-    assert "load_wide" not in code(softmax, (x, y, 64, 8192), opts)
-    assert "load_wide" not in code(layer_norm, (x, w, b, y, 64, 8192, 1e-5), opts)
-    assert "load_wide" not in code(l2_normalize, (x, y, 64, 8192), opts)
+    for fn, args in [(softmax, (x, y, 64, 8192)), (layer_norm, (x, w, b, y, 64, 8192, 1e-5)),
+                     (l2_normalize, (x, y, 64, 8192))]:
+        text = code(fn, args, opts)
+        assert not re.search(r"\b\w+_w0\b", text), fn.__name__
+        assert re.search(r"load_wide\(x \+ \w+ \* 8192 \+ \w+ \* 4, x_r\d+, x_r\d+, x_r\d+, "
+                         r"x_r\d+\)", text), fn.__name__
+        assert "store_wide(out + " in text and "parir::aligned<16>" in text, fn.__name__
 
 
 # ----- on the GPU ---------------------------------------------------------------------------

@@ -32,6 +32,8 @@ _RUN_SPECIFIC = [
     (re.compile(r"/tmp/(?:tmp|parir_fuzz_)[A-Za-z0-9_]+/"), "<tmp>/"),
     (re.compile(r"(fuzz_\w+_\d+)_\d+\.py"), r"\1.py"),
     (re.compile(r"prog_\d+\.py"), "prog.py"),
+    # The directory of a pytest-xdist worker in pytest's (also read from older snapshots).
+    (re.compile(r"<tmp>/popen-gw\d+/"), "<tmp>/"),
 ]
 
 
@@ -92,18 +94,22 @@ def write(out_dir, pytest_args):
     return 0 if count else 1
 
 
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return _without_run_specific_paths(f.read())
+
+
 def compare(old_dir, new_dir, show=5):
     old = {f for f in os.listdir(old_dir) if f.endswith(".cu")}
     new = {f for f in os.listdir(new_dir) if f.endswith(".cu")}
     changed = []
     for f in sorted(old & new):
-        with open(os.path.join(old_dir, f)) as a, open(os.path.join(new_dir, f)) as b:
-            if a.read() != b.read():
-                changed.append(f)
+        if _read(os.path.join(old_dir, f)) != _read(os.path.join(new_dir, f)):
+            changed.append(f)
     for f in changed[:show]:
-        with open(os.path.join(old_dir, f)) as a, open(os.path.join(new_dir, f)) as b:
-            sys.stdout.writelines(difflib.unified_diff(a.readlines(), b.readlines(),
-                                                       f"{old_dir}/{f}", f"{new_dir}/{f}"))
+        a = _read(os.path.join(old_dir, f)).splitlines(keepends=True)
+        b = _read(os.path.join(new_dir, f)).splitlines(keepends=True)
+        sys.stdout.writelines(difflib.unified_diff(a, b, f"{old_dir}/{f}", f"{new_dir}/{f}"))
     for label, names in (("changed", changed), ("only in " + old_dir, sorted(old - new)),
                          ("only in " + new_dir, sorted(new - old))):
         if names:
