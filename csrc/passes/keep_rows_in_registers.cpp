@@ -280,6 +280,9 @@ class RowRewriter {
     const int64_t width = group_width(*loops.front(), kept, loops);
     const int64_t per_thread = width > 1 ? groups_per_thread(*loops.front(), width) * width
                                          : elements(*loops.front());
+    // Within the registers' budget: the most accessed first (choose's order).
+    const auto fit = std::max<std::ptrdiff_t>(1, kMaxKeptValuesPerThread / per_thread);
+    if (static_cast<std::ptrdiff_t>(kept.size()) > fit) kept.erase(kept.begin() + fit, kept.end());
     for (auto& c : kept) {
       const Load& l = *c.events.front()->load;
       for (int64_t e = 0; e < per_thread; ++e) {
@@ -370,7 +373,7 @@ class RowRewriter {
 
   // The accesses to keep: (tensor, key) pairs accessed in at least two loops of the run, only
   // by keepable accesses, for a tensor the run writes at that key only, and safe to keep; the
-  // most accessed first, within the registers' budget.
+  // most accessed first (rewrite_run keeps as many as the registers' budget allows).
   std::vector<Kept> choose(const std::vector<Event>& events) const {
     std::map<std::string, std::map<std::string, std::vector<const Event*>>> by_tensor;
     for (const auto& e : events) by_tensor[e.tensor][e.key].push_back(&e);

@@ -98,6 +98,19 @@ def shifted_softmax(x, out, N, M):
         out[i, 1:] /= s
 
 
+@parir.jit
+def three_rows(x, y, z, out, N, M):
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        a = parir.sum(x[i, :] * y[i, :])
+        parir.label('M')
+        b = parir.sum(y[i, :] * z[i, :])
+        parir.label('M')
+        for j in range(M):
+            out[i, j] = x[i, j] * a + y[i, j] * b + z[i, j]
+
+
 def spec(n, threads):
     return {'N': parir.threads(n), 'M': parir.threads(threads)}
 
@@ -123,9 +136,25 @@ def test_softmax_keeps_its_row_in_registers():
 
 
 def test_rows_too_long_to_keep_are_walked_as_before():
-    x, out = torch.empty(2, 20000), torch.empty(2, 20000)
-    text = code(softmax, (x, out, 2, 20000), spec(2, 1024))
+    x, out = torch.empty(2, 40000), torch.empty(2, 40000)
+    text = code(softmax, (x, out, 2, 40000), spec(2, 1024))  # 40 elements a thread
     assert not kept("out", text) and not kept("x", text)
+
+
+def test_up_to_32_elements_a_thread_are_kept():
+    x, out = torch.empty(4, 8192), torch.empty(4, 8192)
+    text = code(softmax, (x, out, 4, 8192), spec(4, 256))
+    assert kept("out", text) and kept("x", text)
+    assert len(re.findall(r"parir::load_wide\(x \+ ", text)) == 8
+
+
+def test_rows_are_kept_as_far_as_64_values_a_thread_allow():
+    # x, y and z each read in two or three loops: at 8 elements a thread all three are kept, at
+    # 32 two of them, y (read in all three loops) among them.
+    for threads, count in [(1024, 3), (256, 2)]:
+        x, y, z, out = (torch.empty(4, 8192) for _ in range(4))
+        text = code(three_rows, (x, y, z, out, 4, 8192), spec(4, threads))
+        assert sum(kept(t, text) for t in ("x", "y", "z")) == count and kept("y", text), threads
 
 
 def test_a_conditional_store_is_not_kept():
@@ -193,7 +222,7 @@ def test_a_row_off_the_group_boundary_or_with_odd_strides_keeps_single_elements(
 # ----- results on the GPU --------------------------------------------------------------------
 
 SIZES = [(1, 1, 32), (7, 33, 32), (5, 1000, 256), (3, 4097, 1024), (4, 8192, 1024),
-         (6, 448, 1024), (2, 20000, 1024),
+         (6, 448, 1024), (2, 20000, 1024), (3, 8192, 256), (2, 40000, 1024),
          # a warp per row: enough rows, each short
          (16384, 448, 1024), (8192, 100, 256), (8194, 33, 64), (8192, 512, 512),
          # too many rows of an odd count for warps to share blocks evenly
@@ -234,6 +263,19 @@ def test_softmax_of_views_off_the_group_boundary(n, m, threads, shift):
             out = torch.full((n, 448), float("nan"), device="cuda")
             softmax(wide[:, 1:449], out, n, m, opts=parir.par(spec(n, threads)))
             check_close(out, torch.softmax(wide[:, 1:449].double(), 1), f"rows {stride} apart")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("threads", [1024, 256])
+def test_three_rows(threads):
+    g = torch.Generator(device="cuda").manual_seed(threads)
+    # Positive values: no cancellation for float32's sums of 8192 products to magnify.
+    x, y, z = (torch.rand(4, 8192, device="cuda", generator=g) + 0.5 for _ in range(3))
+    out = torch.full_like(x, float("nan"))
+    three_rows(x, y, z, out, 4, 8192, opts=parir.par(spec(4, threads)))
+    xd, yd, zd = x.double(), y.double(), z.double()
+    ref = xd * (xd * yd).sum(1, keepdim=True) + yd * (yd * zd).sum(1, keepdim=True) + zd
+    check_close(out, ref, f"three rows, {threads} threads")
 
 
 @pytest.mark.gpu
