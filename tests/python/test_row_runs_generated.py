@@ -1,9 +1,9 @@
 """Generated programs of several loops over one row (reductions, slice assignments and explicit
 loops over the same range, as softmax and the norms are written), which the compiler runs with
 each thread's elements of the row in registers, in groups of consecutive elements moved by one
-access where it can. Each program runs on the GPU as compiled by default and with
-wide_accesses=False (single elements, as before groups existed); the two must agree, and the
-small ones must agree with the program run as plain Python."""
+access where it can (float32 mostly, float64 and float16 too). Each program runs on the GPU as
+compiled by default and with wide_accesses=False (single elements, as before groups existed);
+the two must agree, and the small ones must agree with the program run as plain Python."""
 
 import random
 
@@ -38,8 +38,11 @@ def _row_expression(rng, scalars):
             return e
 
 
+DTYPES = [torch.float32] * 4 + [torch.float64, torch.float16]
+
+
 def generate(seed):
-    """(source, shape, alias) of program `seed`: a run of 2 to 5 loops over each row."""
+    """(source, shape, alias, dtype) of program `seed`: a run of 2 to 5 loops over each row."""
     rng = random.Random(seed)
     scalars, body = [], []
     for k in range(rng.randint(2, 5)):
@@ -65,33 +68,35 @@ def generate(seed):
     source = ("import parir_torch as parir\n\n\n@parir.jit\ndef rows(x, w, out, y, N, M):\n"
               "    parir.label('N')\n    for i in range(N):\n" +
               "".join(f"        {line}\n" for line in body))
-    return source, rng.choice(SHAPES), rng.random() < 0.2
+    return source, rng.choice(SHAPES), rng.random() < 0.2, rng.choice(DTYPES)
 
 
-def _arguments(shape, alias, seed, device):
+def _arguments(shape, alias, dtype, seed, device):
     n, m, _ = shape
     if device == "meta":  # code only
-        x = torch.empty(n, m, device=device)
-        return [x, torch.empty(m, device=device), x if alias else torch.empty_like(x),
+        x = torch.empty(n, m, device=device, dtype=dtype)
+        return [x, torch.empty(m, device=device, dtype=dtype), x if alias else torch.empty_like(x),
                 torch.empty_like(x), n, m]
     g = torch.Generator(device=device).manual_seed(seed)
-    x = torch.randn(n, m, device=device, generator=g)
-    w = torch.randn(m, device=device, generator=g)
-    out = x if alias else torch.randn(n, m, device=device, generator=g)
-    y = torch.randn(n, m, device=device, generator=g)
+    x = torch.randn(n, m, device=device, generator=g).to(dtype)
+    w = torch.randn(m, device=device, generator=g).to(dtype)
+    out = x if alias else torch.randn(n, m, device=device, generator=g).to(dtype)
+    y = torch.randn(n, m, device=device, generator=g).to(dtype)
     return [x, w, out, y, n, m]
 
 
-def _options(shape, wide):
+def _options(shape, dtype, wide):
     n, _, threads = shape
     opts = parir.par({'N': parir.threads(n), 'M': parir.threads(threads)})
     opts.wide_accesses = wide
+    opts.half_in_float32 = dtype == torch.float16  # float16 computed in float32, as torch does
     return opts
 
 
 def _program(tmp_path, seed):
-    source, shape, alias = generate(seed)
-    return load_module(tmp_path, source, f"row_run_{seed}").rows, source, shape, alias
+    source, shape, alias, dtype = generate(seed)
+    fn = load_module(tmp_path, source, f"row_run_{seed}").rows
+    return fn, source, shape, alias, dtype
 
 
 def test_the_programs_exercise_groups_of_kept_elements(tmp_path):
@@ -99,35 +104,37 @@ def test_the_programs_exercise_groups_of_kept_elements(tmp_path):
     # keep nothing: another tensor read after a kept store could be the same memory).
     grouped = 0
     for seed in range(COUNT):
-        fn, _, shape, alias = _program(tmp_path, seed)
-        args = _arguments(shape, alias, seed, "meta")
-        text = parir.print_compiled(fn, args, opts=_options(shape, True))
+        fn, _, shape, alias, dtype = _program(tmp_path, seed)
+        args = _arguments(shape, alias, dtype, seed, "meta")
+        text = parir.print_compiled(fn, args, opts=_options(shape, dtype, True))
         grouped += "parir::load_wide" in text or "parir::store_wide" in text
     assert grouped >= COUNT // 3, grouped
 
 
 def _close(actual, expected, what):
-    scale = max(1.0, expected.abs().max().item())
-    torch.testing.assert_close(actual.double(), expected.double(), rtol=1e-4, atol=1e-4 * scale,
+    # float16 results round to 11 bits, whichever order the sums took.
+    tol = {torch.float16: 1e-2, torch.float64: 1e-10}.get(expected.dtype, 1e-4)
+    scale = max(1.0, expected.double().abs().max().item())
+    torch.testing.assert_close(actual.double(), expected.double(), rtol=tol, atol=tol * scale,
                                msg=what)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("seed", range(COUNT))
 def test_grouped_rows_agree_with_single_elements_and_plain_python(tmp_path, seed):
-    fn, source, shape, alias = _program(tmp_path, seed)
+    fn, source, shape, alias, dtype = _program(tmp_path, seed)
     results = []
     for wide in (True, False):
-        args = _arguments(shape, alias, seed, "cuda")
-        fn(*args, opts=_options(shape, wide))
+        args = _arguments(shape, alias, dtype, seed, "cuda")
+        fn(*args, opts=_options(shape, dtype, wide))
         results.append((args[2], args[3]))
-    what = f"seed {seed}, shape {shape}, alias {alias}:\n{source}"
+    what = f"seed {seed}, shape {shape}, alias {alias}, {dtype}:\n{source}"
     for grouped, single, name in zip(results[0], results[1], ("out", "y")):
         assert not torch.isnan(grouped).any(), f"{name} {what}"
         _close(grouped, single, f"{name} {what}")
-    if shape[0] * shape[1] <= 4096:
+    if shape[0] * shape[1] <= 4096 and dtype != torch.float16:
         args = [a.cpu() if isinstance(a, torch.Tensor) else a
-                for a in _arguments(shape, alias, seed, "cuda")]
+                for a in _arguments(shape, alias, dtype, seed, "cuda")]
         if alias:
             args[2] = args[0]
         fn(*args, seq=True)

@@ -266,6 +266,25 @@ def test_softmax_of_views_off_the_group_boundary(n, m, threads, shift):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype,rtol", [(torch.float64, 1e-12), (torch.float16, 4e-3),
+                                        (torch.bfloat16, 3e-2)])
+@pytest.mark.parametrize("n,m,threads", [(4, 8192, 1024), (3, 8192, 256), (5, 1000, 128),
+                                         (8192, 448, 1024), (7, 33, 32)])
+def test_softmax_of_other_element_sizes(dtype, rtol, n, m, threads):
+    # Groups of 2 float64 or 8 float16 / bfloat16 elements (16 bytes); half types computed in
+    # float32 (half_in_float32), so the reference differs by their rounding only.
+    g = torch.Generator(device="cuda").manual_seed(m)
+    x = (torch.randn(n, m, device="cuda", generator=g) * 2).to(dtype)
+    out = torch.full_like(x, float("nan"))
+    opts = parir.par(spec(n, threads))
+    opts.half_in_float32 = dtype != torch.float64
+    softmax(x, out, n, m, opts=opts)
+    ref = torch.softmax(x.double(), 1)
+    assert not torch.isnan(out).any()
+    torch.testing.assert_close(out.double(), ref, rtol=rtol, atol=rtol * ref.max().item())
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("threads", [1024, 256])
 def test_three_rows(threads):
     g = torch.Generator(device="cuda").manual_seed(threads)
