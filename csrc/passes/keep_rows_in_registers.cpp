@@ -280,6 +280,17 @@ class RowRewriter {
     const int64_t width = group_width(*loops.front(), kept, loops);
     const int64_t per_thread = width > 1 ? groups_per_thread(*loops.front(), width) * width
                                          : elements(*loops.front());
+    if (per_thread > kMaxElementsPerThreadOfTwoLoopRows &&
+        threads_ > kMaxThreadsForLongTwoLoopRows) {
+      auto in_two_loops = [](const Kept& c) {
+        std::set<int> in_loops;
+        for (const Event* e : c.events)
+          if (e->loop >= 0) in_loops.insert(e->loop);
+        return in_loops.size() < 3;
+      };
+      kept.erase(std::remove_if(kept.begin(), kept.end(), in_two_loops), kept.end());
+      if (kept.empty()) return run;
+    }
     // Within the registers' budget: the most accessed first (choose's order).
     const auto fit = std::max<std::ptrdiff_t>(1, kMaxKeptValuesPerThread / per_thread);
     if (static_cast<std::ptrdiff_t>(kept.size()) > fit) kept.erase(kept.begin() + fit, kept.end());

@@ -30,11 +30,21 @@ void keep_rows_in_registers(SpecializedFunction& prog, Lowered& lowered, bool gr
 
 // The most elements of a row one thread keeps (the loops' iterations per thread), and the most
 // values all kept rows of a run may hold per thread (the most accessed rows are kept first):
-// registers a thread may spend on them. At 32 elements a thread, softmax, layer norm and RMS
-// norm of 8192-wide rows on 256 threads compile to 48-54 registers without spills and ran
-// 1.4-2.1x faster than walking each row once per loop (H100, benchmarks/NOTES.md).
-inline constexpr int64_t kMaxElementsPerThread = 32;
+// registers a thread may spend on them. Measured on an H100 (benchmarks/NOTES.md): at 32
+// elements a thread, softmax, layer norm and RMS norm of 8192-wide rows on 256 threads compile
+// to 48-54 registers without spills and ran 1.4-2.1x faster than walking each row once per
+// loop; at 64, on 128 threads, 78-92 registers, 1.5-2.6x faster; a vocabulary's softmax
+// (50,257-wide rows on 1,024 threads) 3.2x faster.
+inline constexpr int64_t kMaxElementsPerThread = 64;
 inline constexpr int64_t kMaxKeptValuesPerThread = 64;
+
+// Past this many elements a thread, on blocks of more than kMaxThreadsForLongTwoLoopRows
+// threads, a row is kept only where three or more loops of the run access it: one that two
+// loops access saves a single pass over the row, and with the registers of one block filling
+// the multiprocessor it lost more than that (RMS norm of 50,257-wide rows on 1,024 threads:
+// 0.898 ms walked twice, 1.032 kept; layer norm, three loops, 1.160 -> 1.103).
+inline constexpr int64_t kMaxElementsPerThreadOfTwoLoopRows = 32;
+inline constexpr int64_t kMaxThreadsForLongTwoLoopRows = 512;
 
 // The bytes of a group of consecutive elements that one thread keeps (or half as many).
 inline constexpr int64_t kWideRowBytes = 16;

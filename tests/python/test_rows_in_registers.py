@@ -15,7 +15,7 @@ import parir_torch as parir
 from helpers import check_close
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-from kernels import layer_norm, softmax_rows as softmax  # noqa: E402  (the benchmarks' own)
+from kernels import layer_norm, rms_norm, softmax_rows as softmax  # noqa: E402  (the benchmarks')
 
 
 @parir.jit
@@ -136,8 +136,8 @@ def test_softmax_keeps_its_row_in_registers():
 
 
 def test_rows_too_long_to_keep_are_walked_as_before():
-    x, out = torch.empty(2, 40000), torch.empty(2, 40000)
-    text = code(softmax, (x, out, 2, 40000), spec(2, 1024))  # 40 elements a thread
+    x, out = torch.empty(2, 80000), torch.empty(2, 80000)
+    text = code(softmax, (x, out, 2, 80000), spec(2, 1024))  # 79 elements a thread
     assert not kept("out", text) and not kept("x", text)
 
 
@@ -146,6 +146,28 @@ def test_up_to_32_elements_a_thread_are_kept():
     text = code(softmax, (x, out, 4, 8192), spec(4, 256))
     assert kept("out", text) and kept("x", text)
     assert len(re.findall(r"parir::load_wide\(x \+ ", text)) == 8
+
+
+def test_up_to_64_elements_a_thread_keep_the_row_read_most():
+    # 64 elements a thread: one row fits the 64 values; out (read and written in three loops).
+    x, out = torch.empty(4, 8192), torch.empty(4, 8192)
+    text = code(softmax, (x, out, 4, 8192), spec(4, 128))
+    assert kept("out", text) and not kept("x", text)
+
+
+def test_long_rows_that_two_loops_read_are_kept_on_blocks_of_512_threads_at_most():
+    # RMS norm reads x in two loops: past 32 elements a thread it is kept on 512 threads, not
+    # on 1,024 (whose registers would leave one block a multiprocessor); layer norm reads x in
+    # three and keeps it on 1,024.
+    x, out, w = torch.empty(4, 40000), torch.empty(4, 40000), torch.empty(40000)
+    rms = {'N': parir.threads(4), 'D': parir.threads(1024)}
+    assert not kept("x", code(rms_norm, (x, w, out, 4, 40000, 1e-5), rms))
+    x, out, w = torch.empty(4, 20000), torch.empty(4, 20000), torch.empty(20000)
+    assert kept("x", code(rms_norm, (x, w, out, 4, 20000, 1e-5),
+                          {'N': parir.threads(4), 'D': parir.threads(512)}))
+    x, out, w = torch.empty(4, 40000), torch.empty(4, 40000), torch.empty(40000)
+    assert kept("x", code(layer_norm, (x, w, w, out, 4, 40000, 1e-5),
+                          {'N': parir.threads(4), 'D': parir.threads(1024)}))
 
 
 def test_rows_are_kept_as_far_as_64_values_a_thread_allow():
@@ -222,7 +244,8 @@ def test_a_row_off_the_group_boundary_or_with_odd_strides_keeps_single_elements(
 # ----- results on the GPU --------------------------------------------------------------------
 
 SIZES = [(1, 1, 32), (7, 33, 32), (5, 1000, 256), (3, 4097, 1024), (4, 8192, 1024),
-         (6, 448, 1024), (2, 20000, 1024), (3, 8192, 256), (2, 40000, 1024),
+         (6, 448, 1024), (2, 20000, 1024), (3, 8192, 256), (2, 40000, 1024), (3, 8192, 128),
+         (2, 70000, 1024),
          # a warp per row: enough rows, each short
          (16384, 448, 1024), (8192, 100, 256), (8194, 33, 64), (8192, 512, 512),
          # too many rows of an odd count for warps to share blocks evenly
@@ -320,6 +343,21 @@ def test_layer_norm(n, d, threads):
     layer_norm(x, w, b, out, n, d, 1e-5, opts=opts)
     ref = torch.nn.functional.layer_norm(x.double(), (d,), w.double(), b.double(), 1e-5)
     check_close(out, ref, f"layer norm {n}x{d}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,d,threads", [(4, 40000, 1024), (4, 20000, 512), (3, 8192, 128),
+                                         (5, 1000, 256)])
+def test_rms_norm(n, d, threads):
+    g = torch.Generator(device="cuda").manual_seed(d)
+    x = torch.randn(n, d, device="cuda", generator=g)
+    w = torch.rand(d, device="cuda", generator=g) + 0.5
+    out = torch.full_like(x, float("nan"))
+    opts = parir.par({'N': parir.threads(n), 'D': parir.threads(threads)})
+    rms_norm(x, w, out, n, d, 1e-5, opts=opts)
+    xd = x.double()
+    check_close(out, xd * torch.rsqrt(xd.pow(2).mean(1, keepdim=True) + 1e-5) * w.double(),
+                f"RMS norm {n}x{d}")
 
 
 @pytest.mark.gpu
