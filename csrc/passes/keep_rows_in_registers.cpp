@@ -282,13 +282,13 @@ class RowRewriter {
                                          : elements(*loops.front());
     if (per_thread > kMaxElementsPerThreadOfTwoLoopRows &&
         threads_ > kMaxThreadsForLongTwoLoopRows) {
-      auto in_two_loops = [](const Kept& c) {
+      auto in_fewer_than_three_loops = [](const Kept& c) {
         std::set<int> in_loops;
         for (const Event* e : c.events)
           if (e->loop >= 0) in_loops.insert(e->loop);
         return in_loops.size() < 3;
       };
-      kept.erase(std::remove_if(kept.begin(), kept.end(), in_two_loops), kept.end());
+      kept.erase(std::remove_if(kept.begin(), kept.end(), in_fewer_than_three_loops), kept.end());
       if (kept.empty()) return run;
     }
     // Within the registers' budget: the most accessed first (choose's order).

@@ -13,6 +13,10 @@ namespace parir {
 // (iteration t, t + T, t + 2T, ... for T threads, as before), an element is loaded where the
 // loops first read it, and a stored element is written to memory only by the last store of
 // the run. Nothing else changes: the same threads take the same elements in the same order.
+// With `group_elements` (the program's wide accesses), where the row is contiguous in memory
+// each thread takes its elements in groups of consecutive ones instead (groups t, t + T, ...),
+// each group statement by statement, which widen_row_groups then moves with one 16- or 8-byte
+// access a group; the kernel's row_groups names those loops.
 //
 // An element is kept only where that cannot change what the program computes:
 // * every access of the tensor's element in the run is an unconditional one, at the top level
