@@ -40,5 +40,29 @@ TEST(Queries, KnownPowerOfTwoDivisor) {
   EXPECT_EQ(known_power_of_two_divisor(iv("j")), 1);
 }
 
+TEST(Queries, UnconditionalLoadsLeaveOutWhatMayBeSkipped) {
+  // x[idx[i]] + (c ? y[i] : z[i]) + (x[i] > 0 && w[i] > 0): the index read first, then the
+  // element; the condition's reads, not those of its branches or of the right of `&&`.
+  const Type f32{ScalarType::F32, false}, boolean{ScalarType::Bool, false};
+  auto load = [&](const std::string& t, ExprPtr off) {
+    return std::make_shared<FlatLoad>(t, std::move(off), t == "idx" ? kInt : f32, Loc{});
+  };
+  ExprPtr gather = load("x", load("idx", iv("i")));
+  ExprPtr cond = binary(BinaryOp::Gt, load("c", iv("i")), int_imm(0), {}, boolean);
+  ExprPtr pick =
+      std::make_shared<Select>(cond, load("y", iv("i")), load("z", iv("i")), f32, Loc{});
+  auto positive = [&](const std::string& t) {
+    return binary(BinaryOp::Gt, load(t, iv("i")), int_imm(0), {}, boolean);
+  };
+  ExprPtr both = binary(BinaryOp::And, positive("x"), positive("w"), {}, boolean);
+  std::vector<const FlatLoad*> reads;
+  unconditional_loads(binary(BinaryOp::Add, binary(BinaryOp::Add, gather, pick, {}, f32),
+                             std::make_shared<Cast>(both, f32, Loc{}), {}, f32),
+                      reads);
+  std::vector<std::string> tensors;
+  for (const FlatLoad* r : reads) tensors.push_back(r->tensor);
+  EXPECT_EQ(tensors, (std::vector<std::string>{"idx", "x", "c", "x"}));
+}
+
 }  // namespace
 }  // namespace parir
