@@ -8,6 +8,7 @@
 #include "ir/queries.h"
 #include "ir/visitor.h"
 #include "passes/simplify.h"
+#include "passes/widen_accesses.h"
 
 namespace parir {
 namespace {
@@ -278,8 +279,7 @@ class RowRewriter {
       c.load = at_placeholder(*first.load, loops[first.loop]->loop->var);
     }
     const int64_t width = group_width(*loops.front(), kept, loops);
-    const int64_t per_thread = width > 1 ? groups_per_thread(*loops.front(), width) * width
-                                         : elements(*loops.front());
+    const int64_t per_thread = groups_per_thread(*loops.front(), width) * width;
     if (per_thread > kMaxElementsPerThreadOfTwoLoopRows &&
         threads_ > kMaxThreadsForLongTwoLoopRows) {
       auto in_fewer_than_three_loops = [](const Kept& c) {
@@ -319,8 +319,7 @@ class RowRewriter {
         out.push_back(run[j]);
         continue;
       }
-      out.push_back(width > 1 ? grouped(l, kept, first_pos, width)
-                              : unrolled(l, kept, first_pos, per_thread));
+      out.push_back(unrolled(l, kept, first_pos, width));
       if (width > 1) k_.row_groups[l.loop->var] = width;
     }
     return out;
@@ -352,7 +351,7 @@ class RowRewriter {
     }
     const int64_t size = size_in_bytes(kept.front().load->type.scalar);
     int64_t chosen = 1;
-    for (int64_t bytes : {kWideRowBytes, kWideRowBytes / 2}) {
+    for (int64_t bytes : {kWideAccessBytes, kNarrowWideAccessBytes}) {
       const int64_t width = bytes / size;
       if (width < 2 || l.trip % width != 0 || l.trip / width < threads_ ||
           groups_per_thread(l, width) * width > kMaxElementsPerThread)
@@ -414,56 +413,13 @@ class RowRewriter {
   }
 
   // The loop as one iteration per thread that handles the thread's elements in turn, using the
-  // kept elements' registers.
+  // kept elements' registers: elements t, t + T, ... (width 1), or groups of `width`
+  // consecutive elements (see group_width), each group statement by statement: the statement's
+  // loads for all W elements, then its W computations, then its W stores, so that the loads
+  // and the stores of a group lie side by side. That reorders iterations only: those of a
+  // parallel loop are independent, and a grouped run assigns no locals but accumulators.
   StmtPtr unrolled(const RowLoop& l, const std::vector<Kept>& kept, int first_pos,
-                   int64_t per_thread) {
-    const For& f = *l.loop;
-    const Type index_type = f.lo->type;
-    const Loc& loc = f.loc;
-    std::vector<Body> copies(static_cast<size_t>(per_thread));
-    int pos = first_pos;
-    for (const auto& s : f.body) {
-      for (int64_t e = 0; e < per_thread; ++e) {
-        ExprPtr element = var(f.var, loc, index_type);
-        if (e > 0)
-          element = binary(BinaryOp::Add, element, int_imm(e * threads_, loc, index_type), loc,
-                           index_type);
-        if (l.step != 1)
-          element = binary(BinaryOp::Mul, element, int_imm(l.step, loc, index_type), loc,
-                           index_type);
-        if (l.lo != 0)
-          element = binary(BinaryOp::Add, int_imm(l.lo, loc, index_type), element, loc,
-                           index_type);
-        Copy parts = copy(s, f.var, element, kept, pos, e);
-        for (Body* part : {&parts.loads, &parts.body, &parts.stores})
-          copies[e].insert(copies[e].end(), part->begin(), part->end());
-      }
-      ++pos;
-    }
-    Body body;
-    for (int64_t e = 0; e < per_thread; ++e) {
-      // The last element exists only for the threads that the range reaches.
-      const int64_t last = l.trip - e * threads_;
-      if (last >= threads_) {
-        for (auto& s : copies[e]) body.push_back(s);
-        continue;
-      }
-      ExprPtr cond = binary(BinaryOp::Lt, var(f.var, loc, index_type),
-                            int_imm(last, loc, index_type), loc, Type{ScalarType::Bool, false});
-      body.push_back(std::make_shared<If>(cond, std::move(copies[e]), Body{}, loc));
-    }
-    return std::make_shared<For>(f.var, int_imm(0, loc, index_type),
-                                 int_imm(threads_, loc, index_type), int_imm(1, loc, index_type),
-                                 std::move(body), loc, f.labels, f.par, f.reduction);
-  }
-
-  // The loop as one iteration per thread that handles the thread's groups of `width`
-  // consecutive elements in turn (see group_width), each group statement by statement: the
-  // statement's loads for all W elements, then its W computations, then its W stores, so that
-  // the loads and the stores of a group lie side by side. That reorders iterations only: those
-  // of a parallel loop are independent, and the run assigns no locals but accumulators.
-  StmtPtr grouped(const RowLoop& l, const std::vector<Kept>& kept, int first_pos,
-                  int64_t width) {
+                   int64_t width) {
     const For& f = *l.loop;
     const Type index_type = f.lo->type;
     const Loc& loc = f.loc;
@@ -475,17 +431,7 @@ class RowRewriter {
       for (const auto& s : f.body) {
         Copy all;
         for (int64_t c = 0; c < width; ++c) {
-          // lo + (t + g * T) * W + c
-          ExprPtr element = var(f.var, loc, index_type);
-          if (g > 0)
-            element = binary(BinaryOp::Add, element, int_imm(g * threads_, loc, index_type), loc,
-                             index_type);
-          element = binary(BinaryOp::Mul, element, int_imm(width, loc, index_type), loc,
-                           index_type);
-          if (l.lo + c != 0)
-            element = binary(BinaryOp::Add, element, int_imm(l.lo + c, loc, index_type), loc,
-                             index_type);
-          Copy parts = copy(s, f.var, element, kept, pos, g * width + c);
+          Copy parts = copy(s, f.var, element(l, g, c, width), kept, pos, g * width + c);
           all.loads.insert(all.loads.end(), parts.loads.begin(), parts.loads.end());
           all.body.insert(all.body.end(), parts.body.begin(), parts.body.end());
           all.stores.insert(all.stores.end(), parts.stores.begin(), parts.stores.end());
@@ -507,6 +453,25 @@ class RowRewriter {
     return std::make_shared<For>(f.var, int_imm(0, loc, index_type),
                                  int_imm(threads_, loc, index_type), int_imm(1, loc, index_type),
                                  std::move(body), loc, f.labels, f.par, f.reduction);
+  }
+
+  // The loop variable's value at element c of the thread's group g: lo + (t + g * T) * step
+  // for single elements, lo + (t + g * T) * W + c for groups (whose step is 1).
+  ExprPtr element(const RowLoop& l, int64_t g, int64_t c, int64_t width) const {
+    const For& f = *l.loop;
+    const Type index_type = f.lo->type;
+    const Loc& loc = f.loc;
+    auto imm = [&](int64_t v) { return int_imm(v, loc, index_type); };
+    ExprPtr e = var(f.var, loc, index_type);
+    if (g > 0) e = binary(BinaryOp::Add, e, imm(g * threads_), loc, index_type);
+    if (width > 1) {
+      e = binary(BinaryOp::Mul, e, imm(width), loc, index_type);
+      if (l.lo + c != 0) e = binary(BinaryOp::Add, e, imm(l.lo + c), loc, index_type);
+      return e;
+    }
+    if (l.step != 1) e = binary(BinaryOp::Mul, e, imm(l.step), loc, index_type);
+    if (l.lo != 0) e = binary(BinaryOp::Add, imm(l.lo), e, loc, index_type);
+    return e;
   }
 
   // Statement `s` of a loop, at position `pos`, for the thread's element `e` (`element`, the

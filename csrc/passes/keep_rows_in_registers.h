@@ -50,7 +50,4 @@ inline constexpr int64_t kMaxKeptValuesPerThread = 64;
 inline constexpr int64_t kMaxElementsPerThreadOfTwoLoopRows = 32;
 inline constexpr int64_t kMaxThreadsForLongTwoLoopRows = 512;
 
-// The bytes of a group of consecutive elements that one thread keeps (or half as many).
-inline constexpr int64_t kWideRowBytes = 16;
-
 }  // namespace parir

@@ -19,9 +19,9 @@ namespace parir {
 // element only where it is an iteration of the loop. Whether the tensors' data pointers are
 // aligned to the group's bytes is known only at run time (a view may start anywhere), so the
 // loop tests it (PointersAligned, the same for every thread) and otherwise runs every group
-// element by element. A kernel whose only thread-level loop is widened keeps its blocks, of W times fewer
-// threads where it had one per iteration. Loops of fewer than 4,096 iterations over the whole
-// kernel keep their plain code: they move too few bytes for the width to matter.
+// element by element. A kernel whose only thread-level loop is widened keeps its blocks, of W
+// times fewer threads where it had one per iteration. Loops of fewer than 4,096 iterations over
+// the whole kernel keep their plain code: they move too few bytes for the width to matter.
 //
 // The W iterations run statement by statement: each statement computes its W values, then
 // stores them, so that the loads of all W are in flight together. That reorders iterations
