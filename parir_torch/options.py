@@ -232,9 +232,10 @@ FIELDS = (
               "same result to the bit; False runs it as written"),
     Field("wide_accesses", True, key=True, cpp=_flag,
           doc="a thread-level loop that walks a tensor's contiguous dimension, and a row kept "
-              "in registers, move 16 (or 8) bytes per load and store (W consecutive elements "
-              "per thread) where the data is aligned; False keeps one element per access (to "
-              "compare, or to read the generated code as the loop is written)"),
+              "in registers or shared memory, move 16 (or 8) bytes per load and store (W "
+              "consecutive elements per thread) where the data is aligned; False keeps one "
+              "element per access (to compare, or to read the generated code as the loop is "
+              "written)"),
     Field("force_int_size", None, key=True, cpp=_type_name,
           doc="the type (a parir.ElemSize, a torch dtype or parir.int32 and friends) of every "
               "integer value that has no type of its own: literals, Python int arguments, "

@@ -94,9 +94,19 @@ class KernelPrinter {
       line(fmt::format("{} {};", cuda_name(type.scalar), names_(name)));
     // Aligned to 16 bytes, so that the compiler may read four consecutive float32 elements
     // (or two float64) in one load.
-    for (const auto& a : k_.shared_arrays)
-      line(fmt::format("__align__(16) __shared__ {} {}[{}];", cuda_name(a.elem), names_(a.name),
-                       a.size));
+    // Arrays in dynamic shared memory (the launch's shared(bytes)) point into one buffer.
+    bool dynamic = false;
+    for (const auto& a : k_.shared_arrays) {
+      if (a.dynamic_offset < 0) {
+        line(fmt::format("__align__(16) __shared__ {} {}[{}];", cuda_name(a.elem),
+                         names_(a.name), a.size));
+        continue;
+      }
+      if (!dynamic) line("extern __shared__ __align__(16) unsigned char parir_dynamic_shared[];");
+      dynamic = true;
+      line(fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(parir_dynamic_shared + {2});",
+                       cuda_name(a.elem), names_(a.name), a.dynamic_offset));
+    }
     // The statement that ends the kernel; a block function's caller goes on to the next block.
     if (auto g = k_.root->as<GpuBlock>()) {
       if (!block_function && !g->body.empty()) last_statement_ = g->body.back().get();

@@ -61,7 +61,9 @@ void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& ou
         break;
       case PlanStep::Kind::Launch:
         out += fmt::format("{}launch {} grid({}) block({})", pad, s.kernel, s.grid, s.block);
-        if (s.shared_bytes) out += fmt::format(" shared({})", s.shared_bytes);
+        if (s.shared_bytes)
+          out += fmt::format(" shared({}{})", s.shared_bytes,
+                             s.shared_if_available ? " if available" : "");
         if (s.cluster > 1) out += fmt::format(" cluster({})", s.cluster);
         std::vector<std::string> args;
         for (const auto& a : s.args) args.push_back(identifier(a));
@@ -396,15 +398,24 @@ PlanStep parse_launch(const Line& l) {
   size_t pos = l.text.find(s.kernel) + s.kernel.size();
   s.grid = to_int(l, trim(group(l, l.text, pos, "grid")));
   s.block = to_int(l, trim(group(l, l.text, pos, "block")));
-  if (l.text.find("shared(", pos) != std::string::npos)
-    s.shared_bytes = to_int(l, trim(group(l, l.text, pos, "shared")));
+  if (l.text.find("shared(", pos) != std::string::npos) {
+    std::string bytes = trim(group(l, l.text, pos, "shared"));
+    const std::string optional = " if available";
+    if (bytes.size() > optional.size() &&
+        bytes.compare(bytes.size() - optional.size(), optional.size(), optional) == 0) {
+      s.shared_if_available = true;
+      bytes = trim(bytes.substr(0, bytes.size() - optional.size()));
+    }
+    s.shared_bytes = to_int(l, bytes);
+  }
   if (l.text.find("cluster(", pos) != std::string::npos)
     s.cluster = to_int(l, trim(group(l, l.text, pos, "cluster")));
   if (s.cluster < 1 || s.cluster > 16 || (s.cluster > 1 && s.grid % s.cluster != 0))
     bad(l, "a cluster holds 1 to 16 blocks and divides the grid");
   for (const auto& a : split_commas(group(l, l.text, pos, ""))) s.args.push_back(program_name(a));
-  if (s.kernel.empty() || s.grid < 0 || s.block < 1 || s.block > 1024)
-    bad(l, "expected 'launch KERNEL grid(G) block(B) (ARGS)' with 1 <= B <= 1024");
+  if (s.kernel.empty() || s.grid < 0 || s.block < 1 || s.block > 1024 || s.shared_bytes < 0)
+    bad(l, "expected 'launch KERNEL grid(G) block(B) [shared(S [if available])] (ARGS)' with "
+           "1 <= B <= 1024 and S >= 0");
   return s;
 }
 

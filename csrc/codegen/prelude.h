@@ -265,6 +265,15 @@ template <int Bytes, typename... P> PARIR_FN bool aligned(const P*... p) {
   return ((reinterpret_cast<unsigned long>(p) % Bytes == 0) && ...);
 }
 
+// The bytes of dynamic shared memory this launch has: a kernel that keeps rows in shared memory
+// where the GPU can give it ("shared(S if available)" in the launch plan) takes its other path
+// when it got none.
+PARIR_FN int64_t dynamic_shared_bytes() {
+  unsigned bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  return bytes;
+}
+
 // Combines `v` over the threads of the block that share a lane (threadIdx.x % Lanes): a block
 // whose lanes run different iterations of a loop over blocks reduces each iteration's values
 // apart. Every thread gets its lane's result, combined in the same order (thread order) in each.

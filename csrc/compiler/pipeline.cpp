@@ -11,7 +11,7 @@
 #include "passes/flatten_indices.h"
 #include "passes/fuse_host_loops.h"
 #include "passes/infer_types.h"
-#include "passes/keep_rows_in_registers.h"
+#include "passes/keep_rows_on_chip.h"
 #include "passes/load_reduction_targets_early.h"
 #include "passes/lower_slices.h"
 #include "passes/map_parallelism.h"
@@ -140,10 +140,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   map_parallelism(prog, lowered, opts);
   log.after("map_parallelism", dump(lowered));
 
-  // Threads that walk one row in several loops keep their elements of it in registers.
-  keep_rows_in_registers(prog, lowered,
-                         opts.wide_accesses && size_in_bytes(prog.int_type) == 8);
-  log.after("keep_rows_in_registers", dump(lowered));
+  // Threads that walk one row in several loops keep their elements of it in registers, or in
+  // shared memory where the registers cannot hold them.
+  keep_rows_on_chip(prog, lowered, opts.wide_accesses && size_in_bytes(prog.int_type) == 8);
+  log.after("keep_rows_on_chip", dump(lowered));
 
   // Element accesses become offsets through the tensors' strides.
   flatten_indices(prog, lowered, opts.bounds_check);

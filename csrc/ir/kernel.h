@@ -36,7 +36,7 @@ struct Kernel {
   // inner level is the warp's 32 threads, whose barriers and reductions are the warp's. For
   // short rows (map_parallelism). That level's count is a multiple of warps.
   int64_t warps = 1;
-  // The thread-level loops (by variable) in which keep_rows_in_registers gave each thread its
+  // The thread-level loops (by variable) in which keep_rows_on_chip gave each thread its
   // elements of a row in groups of this many consecutive ones, for widen_row_groups.
   std::map<std::string, int64_t> row_groups;
   std::vector<std::string> tensors;    // tensor parameters used, in parameter order
@@ -53,6 +53,9 @@ struct Kernel {
     std::string name;
     ScalarType elem = ScalarType::Unknown;
     int64_t size = 0;  // elements
+    // >= 0: the array lies in the block's dynamic shared memory, at this byte offset (a
+    // multiple of 16), which the kernel's launches give it (PlanStep::shared_bytes).
+    int64_t dynamic_offset = -1;
   };
   std::vector<SharedArray> shared_arrays;
 

@@ -66,6 +66,10 @@ struct PlanStep {
   // Launch
   std::string kernel;
   int64_t grid = 1, block = 1, shared_bytes = 0;
+  // "shared(S if available)": a GPU that cannot give a block S bytes launches the kernel with
+  // none, and the kernel takes another path (parir::dynamic_shared_bytes()); otherwise more
+  // than the GPU allows is an error.
+  bool shared_if_available = false;
   int64_t cluster = 1;  // thread block cluster size (blocks), when > 1
   std::vector<std::string> args;  // tensor parameters and host loop variables, in order
   // Resolved by resolve_launch_args, so that running the plan looks nothing up by name: the

@@ -470,9 +470,12 @@ void widen_accesses(SpecializedFunction& prog, Lowered& lowered) {
   if (size_in_bytes(prog.int_type) != 8) return;  // loop counters as narrow ints: left alone
   FreshNames names(prog, lowered);
   for (auto& k : lowered.kernels) {
-    if (!k.has_thread_level() || k.lanes != 1 || k.warps != 1 || k.cluster != 1 ||
-        !k.shared_arrays.empty())  // accesses to shared memory: not tensors
-      continue;
+    if (!k.has_thread_level() || k.lanes != 1 || k.warps != 1 || k.cluster != 1) continue;
+    // The tiles of tile_time_loops and tile_matrix_products (static shared memory) are laid
+    // out for their loops already; rows kept in shared memory are not.
+    bool tiles = false;
+    for (const auto& a : k.shared_arrays) tiles = tiles || a.dynamic_offset < 0;
+    if (tiles) continue;
     const int thread_depth = static_cast<int>(k.levels.size()) - 1;
     // A `with parir.gpu:` root is level 0 of the kernel, not a loop.
     const int loop_depth = k.root->as<GpuBlock>() ? thread_depth - 1 : thread_depth;

@@ -40,12 +40,17 @@ class RowGroupWidener : public IRMutator {
     if (!n->par || it == k_.row_groups.end()) return IRMutator::mutate_node(n, self);
     width_ = it->second;
     aligned_.clear();
+    widened_ = false;
     bytes_ = 0;
     Body wide = widen(n->body);
-    if (aligned_.empty()) return self;
-    ExprPtr when = std::make_shared<PointersAligned>(
-        std::vector<std::string>(aligned_.begin(), aligned_.end()), bytes_, n->loc);
-    Body body{std::make_shared<If>(when, std::move(wide), n->body, n->loc)};
+    if (!widened_) return self;
+    // Rows kept in shared memory are aligned to 16 bytes: only tensors need the test.
+    Body body = wide;
+    if (!aligned_.empty()) {
+      ExprPtr when = std::make_shared<PointersAligned>(
+          std::vector<std::string>(aligned_.begin(), aligned_.end()), bytes_, n->loc);
+      body = {std::make_shared<If>(when, std::move(wide), n->body, n->loc)};
+    }
     return std::make_shared<For>(n->var, n->lo, n->hi, n->step, std::move(body), n->loc,
                                  n->labels, n->par, n->reduction);
   }
@@ -57,6 +62,7 @@ class RowGroupWidener : public IRMutator {
   int64_t width_ = 1;             // W of the loop being widened
   std::set<std::string> aligned_;  // the tensors it accesses W elements at a time
   int64_t bytes_ = 0;              // the most bytes of those accesses
+  bool widened_ = false;           // some accesses (of tensors or of shared memory) were
 
   // A body with each set of W accesses that the W statements starting somewhere make at
   // consecutive offsets moved at once; the bodies of branches (a thread's last group) alike.
@@ -128,7 +134,9 @@ class RowGroupWidener : public IRMutator {
                                                  copies[0]->loc));
     }
     if (moved.empty()) return false;
+    widened_ = true;
     for (const FlatLoad* m : moved) {
+      if (in_shared_memory(m->tensor)) continue;
       aligned_.insert(m->tensor);
       bytes_ = std::max(bytes_, width_ * size_in_bytes(m->type.scalar));
     }
@@ -148,6 +156,12 @@ class RowGroupWidener : public IRMutator {
       out.push_back(std::make_shared<WideStore>(stores[0]->tensor, stores[0]->offset,
                                                 std::move(values), copies[0]->loc));
     return true;
+  }
+
+  bool in_shared_memory(const std::string& name) const {
+    for (const auto& a : k_.shared_arrays)
+      if (a.name == name) return true;
+    return false;
   }
 
   // Whether W accesses are of one tensor at offsets o, o + 1, ..., o + W - 1, with o on a

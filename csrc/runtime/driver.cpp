@@ -80,6 +80,7 @@ const Loaded& load() {
     sym(d.cuModuleUnload, "cuModuleUnload");
     sym(d.cuModuleGetFunction, "cuModuleGetFunction");
     sym(d.cuFuncSetAttribute, "cuFuncSetAttribute");
+    sym(d.cuFuncGetAttribute, "cuFuncGetAttribute");
     sym(d.cuLaunchKernel, "cuLaunchKernel");
     sym(d.cuStreamIsCapturing, "cuStreamIsCapturing");
     sym(d.cuStreamCreate, "cuStreamCreate");

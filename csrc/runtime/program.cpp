@@ -77,6 +77,9 @@ CUfunction lookup_function(const Driver& drv, CUmodule module, const std::string
 struct Program::Module {
   CUmodule module = nullptr;
   std::vector<CUfunction> functions;  // by LaunchPlan::kernels index
+  // Kernels whose launches ask for shared memory "if available" that this GPU cannot give:
+  // launched with none (by LaunchPlan::kernels index).
+  std::vector<bool> without_shared;
   // Where bounds-checked kernels record the first violation (a parir::BoundsError of the
   // prelude: int id, int unused, long long index); 0 when the plan checks nothing.
   CUdeviceptr bounds = 0;
@@ -270,6 +273,32 @@ void unload_retired_modules(const Driver& drv, DeferredLog& log) {
                                        batch.size()));
 }
 
+// A kernel's dynamic shared memory (a launch's shared(bytes)): past 48 KB, with its static
+// shared memory, it must be allowed per kernel, up to what the GPU lets one block have (227 KB
+// on an H100, 163 KB on an A100, 99 KB on sm_86 and sm_89); more is an error that names the
+// kernel, not a failed launch, unless the launches ask for it "if available" (false: the
+// kernel is launched without it).
+bool allow_dynamic_shared(const Driver& drv, CUfunction f, int device, const std::string& kernel,
+                          int64_t bytes, bool if_available) {
+  CUdevice dev;
+  drv.check(drv.cuDeviceGet(&dev, device), "cuDeviceGet");
+  int most = 0, static_bytes = 0;
+  drv.check(drv.cuDeviceGetAttribute(&most, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                     dev),
+            "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)");
+  drv.check(drv.cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
+            "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+  if (bytes + static_bytes > most && if_available) return false;
+  if (bytes + static_bytes > most)
+    fail("parir: kernel '{}' is launched with {} bytes of dynamic shared memory (and uses {} "
+         "of its own), more than the {} bytes a block may have on device {}",
+         kernel, bytes, static_bytes, most, device);
+  drv.check(drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    static_cast<int>(bytes)),
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  return true;
+}
+
 }  // namespace
 
 Program::~Program() {
@@ -314,12 +343,16 @@ const Program::Module& Program::module_for(int device, CUstream stream, bool cap
   // Persistent loops' kernels run only on GPUs with clusters (compiled for others, they are
   // empty and never launched).
   const bool clusters = major >= 9;
-  std::vector<int64_t> cluster(plan_.kernels.size(), 1);
+  std::vector<int64_t> cluster(plan_.kernels.size(), 1), shared(plan_.kernels.size(), 0);
   std::vector<bool> persistent(plan_.kernels.size(), false);
+  std::vector<bool> shared_optional(plan_.kernels.size(), true);
   for (const auto& s : plan_.steps)
     for (const auto& p : s.persistent) persistent[p.kernel_index] = true;
   for_each_launch(plan_.steps, [&](const PlanStep& step) {
     cluster[step.kernel_index] = std::max(cluster[step.kernel_index], step.cluster);
+    shared[step.kernel_index] = std::max(shared[step.kernel_index], step.shared_bytes);
+    if (step.shared_bytes > 0 && !step.shared_if_available)
+      shared_optional[step.kernel_index] = false;
   });
   try {
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
@@ -329,7 +362,10 @@ const Program::Module& Program::module_for(int device, CUstream stream, bool cap
         drv.check(
             drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
             "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
+      const bool granted = shared[k] == 0 || allow_dynamic_shared(drv, f, device, plan_.kernels[k],
+                                                                   shared[k], shared_optional[k]);
       m->functions.push_back(f);
+      m->without_shared.push_back(!granted);
     }
     if (!plan_.bounds_sites.empty())
       drv.check(drv.cuMemAlloc_v2(&m->bounds, kBoundsErrorBytes), "cuMemAlloc");
@@ -559,7 +595,8 @@ namespace {
 
 // The configuration of launch `step` as a thread block cluster on `stream`; `attr` holds the
 // cluster's size, which the configuration points to.
-CUlaunchConfig cluster_launch(const PlanStep& step, CUstream stream, CUlaunchAttribute& attr) {
+CUlaunchConfig cluster_launch(const PlanStep& step, unsigned shared_bytes, CUstream stream,
+                              CUlaunchAttribute& attr) {
   attr = CUlaunchAttribute{};
   attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   attr.value.clusterDim.x = static_cast<unsigned>(step.cluster);
@@ -569,7 +606,7 @@ CUlaunchConfig cluster_launch(const PlanStep& step, CUstream stream, CUlaunchAtt
   config.gridDimY = config.gridDimZ = 1;
   config.blockDimX = static_cast<unsigned>(step.block);
   config.blockDimY = config.blockDimZ = 1;
-  config.sharedMemBytes = static_cast<unsigned>(step.shared_bytes);
+  config.sharedMemBytes = shared_bytes;
   config.hStream = stream;
   config.attrs = &attr;
   config.numAttrs = 1;
@@ -583,7 +620,8 @@ bool Program::persistent_loops_fit(const Driver& drv, const Module& mod) const {
   for (const auto& s : plan_.steps) {
     for (const auto& p : s.persistent) {
       CUlaunchAttribute cluster;
-      CUlaunchConfig config = cluster_launch(p, nullptr, cluster);
+      CUlaunchConfig config =
+          cluster_launch(p, static_cast<unsigned>(p.shared_bytes), nullptr, cluster);
       int clusters = 0;
       if (drv.cuOccupancyMaxActiveClusters(&clusters, mod.functions[p.kernel_index], &config) !=
               CUDA_SUCCESS ||
@@ -624,15 +662,17 @@ void Program::launch_plan(const Module& mod, CUstream stream, void* const* param
                                                         : static_cast<void*>(&ptrs[i]);
     }
     CUfunction f = mod.functions[step.kernel_index];
+    const auto shared_bytes =
+        mod.without_shared[step.kernel_index] ? 0u : static_cast<unsigned>(step.shared_bytes);
     if (step.cluster > 1) {
       CUlaunchAttribute cluster;
-      CUlaunchConfig config = cluster_launch(step, stream, cluster);
+      CUlaunchConfig config = cluster_launch(step, shared_bytes, stream, cluster);
       drv.check(drv.cuLaunchKernelEx(&config, f, args.data(), nullptr), "cuLaunchKernelEx");
       return;
     }
     drv.check(drv.cuLaunchKernel(f, static_cast<unsigned>(step.grid), 1, 1,
                                  static_cast<unsigned>(step.block), 1, 1,
-                                 static_cast<unsigned>(step.shared_bytes), stream, args.data(),
+                                 shared_bytes, stream, args.data(),
                                  nullptr),
               "cuLaunchKernel");
   }, mod.persistent);

@@ -307,6 +307,51 @@ def test_hand_edited_code_runs_with_the_original_arguments(rng):
     check_close(y, x.double().sum(1), "edited code")
 
 
+# Hand-edited code that stages each row in dynamic shared memory, more than the 48 KB a block
+# has without asking: the launch's shared(bytes) is granted when the kernel is loaded.
+ROW_IN_SHARED = """{
+        extern __shared__ float row[];
+        for (int64_t j = parir_t; j < M_COLS; j += 128) row[j] = x[i * M_COLS + j];
+        float acc = 0.0f;
+        for (int64_t j = parir_t; j < M_COLS; j += 128) acc += row[j];
+        acc = parir::block_reduce(acc, parir::Sum());
+        if (threadIdx.x == 0) y[i] = acc;
+      }"""
+
+
+def _row_sums_in_shared(cols, shared_bytes):
+    x = torch.zeros(5, cols)
+    code = parir.print_compiled(row_sums, [x, torch.zeros(5), 5, cols],
+                                parir.par({'N': parir.threads(5),
+                                           'M': parir.threads(128).reduce()}))
+    start = code.index("    s = 0.0f;")
+    end = code.index("  }\n}\n", start)
+    code = code[:start] + "    " + ROW_IN_SHARED.replace("M_COLS", str(cols)) + "\n" + code[end:]
+    launch = "block(128) (x, y)"
+    assert launch in code
+    return code.replace(launch, f"block(128) shared({shared_bytes}) (x, y)")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cols", [301, 20000, 50000])
+def test_hand_edited_code_gets_the_dynamic_shared_memory_it_launches_with(cols, rng):
+    fn = parir.compile_string("row_sums", _row_sums_in_shared(cols, cols * 4))
+    x = torch.randn(5, cols, generator=rng).cuda()
+    y = torch.full((5,), float("nan"), device="cuda")
+    fn(x, y, 5, cols)
+    check_close(y, x.double().sum(1), f"rows of {cols} in shared memory")
+
+
+@pytest.mark.gpu
+def test_more_shared_memory_than_a_block_may_have_is_an_error_naming_the_kernel(rng):
+    # compile_string loads the code on the current GPU: the error comes there.
+    with pytest.raises(parir.ParirError, match=r"kernel 'row_sums' is launched with 1048576 "
+                       r"bytes of dynamic shared memory .* more than the \d+ bytes a block may"):
+        parir.compile_string("row_sums", _row_sums_in_shared(301, 1 << 20))
+    # The CUDA context is still usable.
+    assert torch.ones(3, device="cuda").sum().item() == 3
+
+
 def test_write_output_saves_the_failing_source():
     code = _edited_row_sums().replace("__syncthreads();", "__syncthreads_typo();", 1)
     opts = parir.CompileOptions()

@@ -1,6 +1,6 @@
 """Generated programs of several loops over one row (reductions, slice assignments and explicit
 loops over the same range, as softmax and the norms are written), which the compiler runs with
-each thread's elements of the row in registers, in groups of consecutive elements moved by one
+each thread's elements of the row in registers (or shared memory), in groups of consecutive elements moved by one
 access where it can (float32 mostly, float64 and float16 too). Each program runs on the GPU as
 compiled by default and with wide_accesses=False (single elements, as before groups existed);
 the two must agree, and the small ones must agree with the program run as plain Python."""
@@ -18,8 +18,11 @@ SHAPES = [  # rows, row length, threads asked for
     (5, 1000, 128), (3, 1024, 256), (2, 2048, 512), (3, 4096, 1024), (2, 8192, 1024),
     (4, 4098, 1024), (37, 96, 32),
     # a warp per row
-    (8192, 448, 1024), (8192, 128, 256), (8200, 64, 64)]
-COUNT = 64
+    (8192, 448, 1024), (8192, 128, 256), (8200, 64, 64),
+    # more than the registers hold: shared memory, small enough to run as plain Python too
+    (1, 4096, 32), (1, 3001, 32), (1, 4000, 32), (1, 2500, 32), (3, 12288, 128),
+    (2, 24576, 256), (2, 16384, 128)]
+COUNT = 96
 
 
 def _expression(rng, scalars, depth=0):
@@ -102,13 +105,15 @@ def _program(tmp_path, seed):
 def test_the_programs_exercise_groups_of_kept_elements(tmp_path):
     # The generator is only useful if many programs keep rows in registers in groups (others
     # keep nothing: another tensor read after a kept store could be the same memory).
-    grouped = 0
+    grouped = in_shared_memory = 0
     for seed in range(COUNT):
         fn, _, shape, alias, dtype = _program(tmp_path, seed)
         args = _arguments(shape, alias, dtype, seed, "meta")
         text = parir.print_compiled(fn, args, opts=_options(shape, dtype, True))
         grouped += "parir::load_wide" in text or "parir::store_wide" in text
+        in_shared_memory += "parir_dynamic_shared" in text
     assert grouped >= COUNT // 3, grouped
+    assert in_shared_memory >= COUNT // 16, in_shared_memory
 
 
 def _close(actual, expected, what):

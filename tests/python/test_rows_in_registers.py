@@ -120,8 +120,28 @@ def code(fn, args, opts):
 
 
 def kept(tensor, text):
-    """Whether the code keeps elements of `tensor` in registers (locals tensor_r0, ...)."""
+    """Whether the code keeps elements of `tensor` in registers (locals tensor_r0, ...), or in
+    shared memory through such locals."""
     return re.search(rf"\b{tensor}_r\d+\b", text) is not None
+
+
+def shared_arrays(text):
+    """How many arrays of rows the code keeps in shared memory."""
+    return text.count("reinterpret_cast<float*>(parir_dynamic_shared + ")
+
+
+def without_shared_memory(text):
+    """The code's path for GPUs that did not give the launch its shared memory: the else of
+    the test of parir::dynamic_shared_bytes()."""
+    m = re.search(r"^( *)if \(parir::dynamic_shared_bytes\(\) >= \d+L\) \{$", text, re.M)
+    start = text.index(f"\n{m.group(1)}}} else {{\n", m.end())
+    return text[start:text.index(f"\n{m.group(1)}}}\n", start + 1)]
+
+
+def shared_launch(text):
+    """The launch's shared(...) of the code's one kernel, or None."""
+    m = re.search(r"^//@ launch .* shared\(([^)]*)\)", text, re.M)
+    return m and m.group(1)
 
 
 # ----- the generated code (no GPU) -----------------------------------------------------------
@@ -136,9 +156,10 @@ def test_softmax_keeps_its_row_in_registers():
 
 
 def test_rows_too_long_to_keep_are_walked_as_before():
+    # 79 elements a thread, 320,000 bytes a row: more than registers or shared memory hold.
     x, out = torch.empty(2, 80000), torch.empty(2, 80000)
-    text = code(softmax, (x, out, 2, 80000), spec(2, 1024))  # 79 elements a thread
-    assert not kept("out", text) and not kept("x", text)
+    text = code(softmax, (x, out, 2, 80000), spec(2, 1024))
+    assert not kept("out", text) and not kept("x", text) and shared_launch(text) is None
 
 
 def test_up_to_32_elements_a_thread_are_kept():
@@ -148,20 +169,41 @@ def test_up_to_32_elements_a_thread_are_kept():
     assert len(re.findall(r"parir::load_wide\(x \+ ", text)) == 8
 
 
-def test_up_to_64_elements_a_thread_keep_the_row_read_most():
-    # 64 elements a thread: one row fits the 64 values; out (read and written in three loops).
+def test_rows_the_registers_cannot_all_hold_are_kept_in_shared_memory():
+    # 64 elements a thread: the 64 values would hold out alone. In shared memory x and out share
+    # one array of the row (x is last read where out is first stored), 32 KB, which every GPU
+    # gives a block: no other path.
     x, out = torch.empty(4, 8192), torch.empty(4, 8192)
     text = code(softmax, (x, out, 4, 8192), spec(4, 128))
-    assert kept("out", text) and not kept("x", text)
+    assert kept("out", text) and kept("x", text)
+    assert shared_launch(text) == "32768" and shared_arrays(text) == 1
+    assert "dynamic_shared_bytes" not in text
+    # x read from memory once, out written once, each in 16-byte groups.
+    assert len(re.findall(r"load_wide\(x \+ ", text)) == 1
+    assert len(re.findall(r"store_wide\(out \+ ", text)) == 1
+    assert len(re.findall(r"\bx\[", text)) == 1 + 4 and len(re.findall(r"\bout\[", text)) == 4
+
+
+def test_rows_past_48_kb_in_shared_memory_have_a_path_without_it():
+    # 96 KB a row of float32 on 256 threads (96 elements a thread): no registers hold it.
+    x, out = torch.empty(3, 24576), torch.empty(3, 24576)
+    text = code(softmax, (x, out, 3, 24576), spec(3, 256))
+    assert shared_launch(text) == "98304 if available"
+    assert "if (parir::dynamic_shared_bytes() >= 98304L) {" in text
+    # The other path walks the row once per loop: x read twice, out read twice more.
+    other = without_shared_memory(text)
+    assert len(re.findall(r"load_wide\(x \+ ", other)) == 2
 
 
 def test_long_rows_that_two_loops_read_are_kept_on_blocks_of_512_threads_at_most():
-    # RMS norm reads x in two loops: past 32 elements a thread it is kept on 512 threads, not
-    # on 1,024 (whose registers would leave one block a multiprocessor); layer norm reads x in
-    # three and keeps it on 1,024.
+    # RMS norm reads x in two loops: past 32 elements a thread it is kept in registers on 512
+    # threads, not on 1,024 (whose registers would leave one block a multiprocessor), nor in
+    # shared memory (160 KB, one block a multiprocessor, to save one pass); layer norm reads x
+    # in three and keeps it on 1,024.
     x, out, w = torch.empty(4, 40000), torch.empty(4, 40000), torch.empty(40000)
     rms = {'N': parir.threads(4), 'D': parir.threads(1024)}
-    assert not kept("x", code(rms_norm, (x, w, out, 4, 40000, 1e-5), rms))
+    text = code(rms_norm, (x, w, out, 4, 40000, 1e-5), rms)
+    assert not kept("x", text) and shared_launch(text) is None
     x, out, w = torch.empty(4, 20000), torch.empty(4, 20000), torch.empty(20000)
     assert kept("x", code(rms_norm, (x, w, out, 4, 20000, 1e-5),
                           {'N': parir.threads(4), 'D': parir.threads(512)}))
@@ -170,13 +212,30 @@ def test_long_rows_that_two_loops_read_are_kept_on_blocks_of_512_threads_at_most
                           {'N': parir.threads(4), 'D': parir.threads(1024)}))
 
 
+def test_rows_past_96_kb_go_to_shared_memory_only_to_save_two_passes_or_more():
+    # 50,257-wide rows (201 KB): softmax on 1,024 threads keeps out in registers and reads x
+    # twice; on 512 threads (98 elements a thread) no registers hold a row, and shared memory
+    # keeps x and out, read and written in four loops.
+    x, out = torch.empty(2, 50257), torch.empty(2, 50257)
+    text = code(softmax, (x, out, 2, 50257), spec(2, 1024))
+    assert kept("out", text) and not kept("x", text) and shared_launch(text) is None
+    text = code(softmax, (x, out, 2, 50257), spec(2, 512))
+    assert shared_launch(text) == "201040 if available" and shared_arrays(text) == 1
+    assert not kept("x", without_shared_memory(text))
+
+
 def test_rows_are_kept_as_far_as_64_values_a_thread_allow():
-    # x, y and z each read in two or three loops: at 8 elements a thread all three are kept, at
-    # 32 two of them, y (read in all three loops) among them.
-    for threads, count in [(1024, 3), (256, 2)]:
-        x, y, z, out = (torch.empty(4, 8192) for _ in range(4))
-        text = code(three_rows, (x, y, z, out, 4, 8192), spec(4, threads))
-        assert sum(kept(t, text) for t in ("x", "y", "z")) == count and kept("y", text), threads
+    # x, y and z each read in two or three loops: at 8 elements a thread all three are kept in
+    # registers; at 32 all three in shared memory (96 KB, three arrays: all are read in the
+    # last loop), and where that is not given, two of them in registers, y (read in all three
+    # loops) among them.
+    x, y, z, out = (torch.empty(4, 8192) for _ in range(4))
+    text = code(three_rows, (x, y, z, out, 4, 8192), spec(4, 1024))
+    assert all(kept(t, text) for t in ("x", "y", "z")) and shared_launch(text) is None
+    text = code(three_rows, (x, y, z, out, 4, 8192), spec(4, 256))
+    assert shared_launch(text) == "98304 if available" and shared_arrays(text) == 3
+    other = without_shared_memory(text)
+    assert sum(kept(t, other) for t in ("x", "y", "z")) == 2 and kept("y", other)
 
 
 def test_a_conditional_store_is_not_kept():
@@ -246,6 +305,8 @@ def test_a_row_off_the_group_boundary_or_with_odd_strides_keeps_single_elements(
 SIZES = [(1, 1, 32), (7, 33, 32), (5, 1000, 256), (3, 4097, 1024), (4, 8192, 1024),
          (6, 448, 1024), (2, 20000, 1024), (3, 8192, 256), (2, 40000, 1024), (3, 8192, 128),
          (2, 70000, 1024),
+         # in shared memory: up to 48 KB, past it (where given), single elements (50257)
+         (3, 12288, 128), (3, 24576, 256), (2, 50257, 512), (5, 3001, 32), (1, 60000, 1024),
          # a warp per row: enough rows, each short
          (16384, 448, 1024), (8192, 100, 256), (8194, 33, 64), (8192, 512, 512),
          # too many rows of an odd count for warps to share blocks evenly
@@ -318,6 +379,29 @@ def test_three_rows(threads):
     xd, yd, zd = x.double(), y.double(), z.double()
     ref = xd * (xd * yd).sum(1, keepdim=True) + yd * (yd * zd).sum(1, keepdim=True) + zd
     check_close(out, ref, f"three rows, {threads} threads")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("launch", ["", " shared(1048576 if available)"])
+@pytest.mark.parametrize("fn,m,threads", [(softmax, 24576, 256), (three_rows, 8192, 256)])
+def test_kernels_launched_without_their_shared_memory_take_the_other_path(fn, m, threads, launch):
+    # A GPU that cannot give the launch its shared memory (here: a plan that asks for none, or
+    # for more than any GPU gives) runs the rows as registers alone allow.
+    g = torch.Generator(device="cuda").manual_seed(m)
+    tensors = [torch.rand(3, m, device="cuda", generator=g) + 0.5
+               for _ in range(2 if fn is softmax else 4)]
+    tensors[-1].fill_(float("nan"))
+    args = [*tensors, 3, m]
+    text = parir.print_compiled(fn, args, opts=parir.par(spec(3, threads)))
+    asked = re.search(r" shared\(\d+ if available\)", text).group(0)
+    edited = parir.compile_string(fn.__name__, text.replace(asked, launch))
+    edited(*args)
+    expected = tensors[-1].clone()
+    tensors[-1].fill_(float("nan"))
+    fn(*args, opts=parir.par(spec(3, threads)))  # as compiled: in shared memory on this GPU
+    check_close(expected, tensors[-1].double(), f"{fn.__name__} without shared memory")
+    if fn is softmax:
+        check_close(expected, torch.softmax(tensors[0].double(), 1), "softmax")
 
 
 @pytest.mark.gpu

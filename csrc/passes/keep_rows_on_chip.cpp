@@ -1,6 +1,7 @@
-#include "passes/keep_rows_in_registers.h"
+#include "passes/keep_rows_on_chip.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -166,8 +167,9 @@ struct Kept {
   std::string tensor, key;
   std::vector<const Event*> events;  // in order
   int last_write = -1;               // position of the store that goes to memory
-  std::vector<std::string> regs;     // one local per element of the thread
+  std::vector<std::string> regs;     // one local per element of the thread (or of a group)
   ExprPtr load;  // its access, with the loop variable as kElement
+  std::string slot;  // kept in shared memory: the array of its elements
 };
 
 // Whether keeping `c` can change what the run computes, given all the run's accesses (see the
@@ -192,9 +194,11 @@ bool safe_to_keep(const Kept& c, const std::vector<Event>& events) {
 
 class RowRewriter {
  public:
-  RowRewriter(SpecializedFunction& prog, Kernel& k, FreshNames& names, bool group_elements)
+  RowRewriter(SpecializedFunction& prog, Kernel& k, LaunchPlan& plan, FreshNames& names,
+              bool group_elements)
       : prog_(prog),
         k_(k),
+        plan_(plan),
         names_(names),
         threads_(k.levels.back().count),
         group_elements_(group_elements) {}
@@ -223,9 +227,11 @@ class RowRewriter {
  private:
   SpecializedFunction& prog_;
   Kernel& k_;
+  LaunchPlan& plan_;
   FreshNames& names_;
   const int64_t threads_;
   const bool group_elements_;
+  bool shared_run_made_ = false;  // a kernel keeps one run in shared memory at most
 
   StmtPtr nested(const StmtPtr& s) {
     if (auto f = s->as<For>(); f && !f->par)
@@ -239,11 +245,11 @@ class RowRewriter {
     return s;
   }
 
-  // The end of the run that starts at `i`: loops over the same range with at most
-  // kMaxElementsPerThread iterations per thread, separated by assignments; i when none starts.
+  // The end of the run that starts at `i`: loops over the same range, separated by
+  // assignments; i when none starts.
   size_t run_end(const Body& b, size_t i) const {
     auto first = row_loop(b[i]);
-    if (!first || elements(*first) > kMaxElementsPerThread) return i;
+    if (!first) return i;
     size_t end = i + 1, j = i + 1;
     for (; j < b.size(); ++j) {
       if (b[j]->as<Assign>()) continue;
@@ -253,8 +259,6 @@ class RowRewriter {
     }
     return end > i + 1 ? end : i;
   }
-
-  int64_t elements(const RowLoop& l) const { return (l.trip + threads_ - 1) / threads_; }
 
   Body rewrite_run(const Body& run) {
     const std::set<std::string> assigned = assigned_names(run);
@@ -278,31 +282,68 @@ class RowRewriter {
       const Event& first = *c.events.front();
       c.load = at_placeholder(*first.load, loops[first.loop]->loop->var);
     }
-    const int64_t width = group_width(*loops.front(), kept, loops);
+    std::vector<Kept> in_registers = fitting_registers(kept, loops);
+    Body registers = in_registers.empty() ? run : in_registers_run(run, loops, in_registers);
+    if (in_registers.size() == kept.size() || shared_run_made_) return registers;
+    std::optional<SharedRun> shared =
+        in_shared_memory_run(run, loops, kept, in_registers.size());
+    if (!shared) return registers;
+    shared_run_made_ = true;
+    if (shared->bytes <= kSharedBytesEveryGpuGives) return shared->body;
+    // More than some GPUs give a block: there the kernel is launched without it and takes the
+    // run as it is without shared memory.
+    const Loc& loc = run.front()->loc;
+    auto fn = std::make_shared<ExternFunction>();
+    fn->name = fn->python_name = "parir::dynamic_shared_bytes";
+    fn->result = ScalarType::I64;
+    ExprPtr granted = binary(BinaryOp::Ge, std::make_shared<ExternCall>(fn, std::vector<ExprPtr>{}, loc),
+                             int_imm(shared->bytes, loc, Type{ScalarType::I64, false}), loc,
+                             Type{ScalarType::Bool, false});
+    return {std::make_shared<If>(granted, std::move(shared->body), std::move(registers), loc)};
+  }
+
+  // The kept elements that registers hold (kMaxElementsPerThread a thread at most, within
+  // kMaxKeptValuesPerThread, the most accessed first): all of `kept`, some, or none.
+  std::vector<Kept> fitting_registers(std::vector<Kept> kept,
+                                      const std::vector<std::optional<RowLoop>>& loops) const {
+    const int64_t width = group_width(*loops.front(), kept, loops, kMaxElementsPerThread);
     const int64_t per_thread = groups_per_thread(*loops.front(), width) * width;
+    if (per_thread > kMaxElementsPerThread) return {};
     if (per_thread > kMaxElementsPerThreadOfTwoLoopRows &&
         threads_ > kMaxThreadsForLongTwoLoopRows) {
-      auto in_fewer_than_three_loops = [](const Kept& c) {
-        std::set<int> in_loops;
-        for (const Event* e : c.events)
-          if (e->loop >= 0) in_loops.insert(e->loop);
-        return in_loops.size() < 3;
-      };
+      auto in_fewer_than_three_loops = [](const Kept& c) { return loops_accessing(c) < 3; };
       kept.erase(std::remove_if(kept.begin(), kept.end(), in_fewer_than_three_loops), kept.end());
-      if (kept.empty()) return run;
     }
-    // Within the registers' budget: the most accessed first (choose's order).
     const auto fit = std::max<std::ptrdiff_t>(1, kMaxKeptValuesPerThread / per_thread);
     if (static_cast<std::ptrdiff_t>(kept.size()) > fit) kept.erase(kept.begin() + fit, kept.end());
+    return kept;
+  }
+
+  // The run with `kept` in registers: each loop that accesses them becomes one iteration per
+  // thread over the thread's elements (unrolled).
+  Body in_registers_run(const Body& run, const std::vector<std::optional<RowLoop>>& loops,
+                        std::vector<Kept> kept) {
+    const int64_t width = group_width(*loops.front(), kept, loops, kMaxElementsPerThread);
+    const int64_t per_thread = groups_per_thread(*loops.front(), width) * width;
     for (auto& c : kept) {
-      const Load& l = *c.events.front()->load;
       for (int64_t e = 0; e < per_thread; ++e) {
         c.regs.push_back(names_.make(c.tensor + "_r"));
-        add_kernel_local(prog_, k_, c.regs.back(), l.type);
+        add_kernel_local(prog_, k_, c.regs.back(), c.load->type);
       }
     }
+    return each_loop_of_kept(run, loops, kept, [&](const RowLoop& l, int, int first_pos) {
+      if (width > 1) k_.row_groups[l.loop->var] = width;
+      return unrolled(l, kept, first_pos, width);
+    });
+  }
+
+  // The run with each loop that accesses a kept element replaced by rewrite(loop, its number in
+  // the run, the position of its first statement).
+  template <typename Rewrite>
+  static Body each_loop_of_kept(const Body& run, const std::vector<std::optional<RowLoop>>& loops,
+                                const std::vector<Kept>& kept, Rewrite rewrite) {
     Body out;
-    pos = 0;
+    int pos = 0;
     for (size_t j = 0; j < run.size(); ++j) {
       if (!loops[j]) {
         out.push_back(run[j]);
@@ -312,17 +353,124 @@ class RowRewriter {
       const RowLoop& l = *loops[j];
       int first_pos = pos;
       pos += static_cast<int>(l.loop->body.size()) + (l.loop->reduction ? 1 : 0);
-      bool touched = false;
-      for (const auto& c : kept)
-        for (const Event* e : c.events) touched = touched || e->loop == static_cast<int>(j);
-      if (!touched) {
-        out.push_back(run[j]);
-        continue;
-      }
-      out.push_back(unrolled(l, kept, first_pos, width));
-      if (width > 1) k_.row_groups[l.loop->var] = width;
+      out.push_back(touches(kept, static_cast<int>(j))
+                        ? rewrite(l, static_cast<int>(j), first_pos)
+                        : run[j]);
     }
     return out;
+  }
+
+  static size_t loops_accessing(const Kept& c) {
+    std::set<int> in_loops;
+    for (const Event* e : c.events)
+      if (e->loop >= 0) in_loops.insert(e->loop);
+    return in_loops.size();
+  }
+
+  static bool touches(const std::vector<Kept>& kept, int loop) {
+    for (const auto& c : kept)
+      for (const Event* e : c.events)
+        if (e->loop == loop) return true;
+    return false;
+  }
+
+  // A run with its kept elements in shared memory, and the bytes it needs a block.
+  struct SharedRun {
+    Body body;
+    int64_t bytes = 0;
+  };
+
+  // The run with `kept` in shared memory, for rows too long for the registers: each thread's
+  // elements in arrays of the row's length (slots), which only that thread reads and writes,
+  // so no barrier is needed; a kept element whose accesses all come before another's first
+  // store shares its slot. Each loop stays a loop (over the thread's elements, or groups of
+  // them as for registers), its statements using locals loaded from or stored to the slots.
+  // The most accessed elements are kept while their slots fit kMaxSharedRowBytes, or
+  // kMaxSharedRowBytesBesideRegisters where the registers keep some (`in_registers` elements)
+  // or no element is accessed by three loops; nothing when that keeps no more than the
+  // registers do.
+  std::optional<SharedRun> in_shared_memory_run(const Body& run,
+                                                const std::vector<std::optional<RowLoop>>& loops,
+                                                std::vector<Kept> kept,
+                                                size_t in_registers) {
+    const RowLoop& first = *loops.front();
+    size_t most_loops = 0;
+    for (const auto& c : kept) most_loops = std::max(most_loops, loops_accessing(c));
+    const int64_t most_bytes = in_registers > 0 || most_loops < 3
+                                   ? kMaxSharedRowBytesBesideRegisters
+                                   : kMaxSharedRowBytes;
+    int64_t width = 1;
+    std::vector<int> slot_of;
+    std::vector<ScalarType> slots;
+    for (;;) {
+      if (kept.size() <= in_registers) return std::nullopt;  // registers keep as many
+      width = group_width(first, kept, loops, std::numeric_limits<int64_t>::max());
+      slot_of = assign_slots(kept, slots);
+      int64_t bytes = 0;
+      for (ScalarType t : slots) bytes += (first.trip * size_in_bytes(t) + 15) / 16 * 16;
+      if (bytes <= most_bytes) break;
+      kept.pop_back();
+    }
+    SharedRun out;
+    std::vector<std::string> slot_names;
+    for (ScalarType t : slots) {
+      slot_names.push_back(names_.make("row_slot"));
+      k_.shared_arrays.push_back({slot_names.back(), t, first.trip, out.bytes});
+      out.bytes += (first.trip * size_in_bytes(t) + 15) / 16 * 16;
+    }
+    for (size_t i = 0; i < kept.size(); ++i) {
+      kept[i].slot = slot_names[static_cast<size_t>(slot_of[i])];
+      for (int64_t e = 0; e < width; ++e) {
+        kept[i].regs.push_back(names_.make(kept[i].tensor + "_r"));
+        add_kernel_local(prog_, k_, kept[i].regs.back(), kept[i].load->type);
+      }
+    }
+    out.body = each_loop_of_kept(run, loops, kept, [&](const RowLoop& l, int j, int first_pos) {
+      return through_slots(l, j, kept, first_pos, width);
+    });
+    for_each_launch(plan_.steps, [&](PlanStep& step) {
+      if (step.kernel != k_.name) return;
+      step.shared_bytes = out.bytes;
+      step.shared_if_available = out.bytes > kSharedBytesEveryGpuGives;
+    });
+    return out;
+  }
+
+  // For each kept element (in order), its slot: a slot is reused by an element whose first
+  // access comes after every access of the slot's earlier elements, or is a store in the same
+  // statement as their last accesses (reads, which come first). `slots` gets each slot's type.
+  static std::vector<int> assign_slots(const std::vector<Kept>& kept,
+                                       std::vector<ScalarType>& slots) {
+    slots.clear();
+    std::vector<int> slot_of(kept.size(), -1);
+    std::vector<size_t> order(kept.size());
+    for (size_t i = 0; i < kept.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return kept[a].events.front()->pos < kept[b].events.front()->pos;
+    });
+    std::vector<int> free_after;  // per slot: the last position its elements access
+    std::vector<bool> last_is_write;
+    for (size_t i : order) {
+      const Kept& c = kept[i];
+      const Event& start = *c.events.front();
+      const ScalarType type = c.load->type.scalar;
+      for (size_t s = 0; s < slots.size() && slot_of[i] < 0; ++s)
+        if (slots[s] == type && (free_after[s] < start.pos ||
+                                 (free_after[s] == start.pos && start.write && !last_is_write[s])))
+          slot_of[i] = static_cast<int>(s);
+      if (slot_of[i] < 0) {
+        slot_of[i] = static_cast<int>(slots.size());
+        slots.push_back(type);
+        free_after.push_back(-1);
+        last_is_write.push_back(false);
+      }
+      const size_t s = static_cast<size_t>(slot_of[i]);
+      free_after[s] = c.events.back()->pos;
+      last_is_write[s] = false;
+      for (const Event* e : c.events)
+        if (e->pos == free_after[s] && e->write) last_is_write[s] = true;
+    }
+    return slot_of;
   }
 
   int64_t groups_per_thread(const RowLoop& l, int64_t width) const {
@@ -341,7 +489,8 @@ class RowRewriter {
   // evenly over the threads and 16 bytes' does not (H100, a warp per 448-wide row: 8-byte
   // groups 1.245 ms, 16 lanes with 16-byte groups 1.248; benchmarks/NOTES.md). 1: no groups.
   int64_t group_width(const RowLoop& l, const std::vector<Kept>& kept,
-                      const std::vector<std::optional<RowLoop>>& loops) const {
+                      const std::vector<std::optional<RowLoop>>& loops,
+                      int64_t max_per_thread) const {
     if (!group_elements_ || l.step != 1) return 1;
     for (const auto& loop : loops) {
       if (!loop) continue;
@@ -354,7 +503,7 @@ class RowRewriter {
     for (int64_t bytes : {kWideAccessBytes, kNarrowWideAccessBytes}) {
       const int64_t width = bytes / size;
       if (width < 2 || l.trip % width != 0 || l.trip / width < threads_ ||
-          groups_per_thread(l, width) * width > kMaxElementsPerThread)
+          groups_per_thread(l, width) * width > max_per_thread)
         continue;
       bool contiguous = true;
       for (const auto& c : kept) contiguous = contiguous && in_groups(c, l, width, size);
@@ -429,15 +578,10 @@ class RowRewriter {
       Body group;
       int pos = first_pos;
       for (const auto& s : f.body) {
-        Copy all;
-        for (int64_t c = 0; c < width; ++c) {
-          Copy parts = copy(s, f.var, element(l, g, c, width), kept, pos, g * width + c);
-          all.loads.insert(all.loads.end(), parts.loads.begin(), parts.loads.end());
-          all.body.insert(all.body.end(), parts.body.begin(), parts.body.end());
-          all.stores.insert(all.stores.end(), parts.stores.begin(), parts.stores.end());
-        }
-        for (Body* part : {&all.loads, &all.body, &all.stores})
-          group.insert(group.end(), part->begin(), part->end());
+        std::vector<Copy> copies;
+        for (int64_t c = 0; c < width; ++c)
+          copies.push_back(copy(s, f.var, element(l, f.var, g, c, width), kept, pos, g * width + c));
+        append_side_by_side(copies, group);
         ++pos;
       }
       // The last group exists only for the threads that the range reaches.
@@ -455,14 +599,17 @@ class RowRewriter {
                                  std::move(body), loc, f.labels, f.par, f.reduction);
   }
 
-  // The loop variable's value at element c of the thread's group g: lo + (t + g * T) * step
-  // for single elements, lo + (t + g * T) * W + c for groups (whose step is 1).
-  ExprPtr element(const RowLoop& l, int64_t g, int64_t c, int64_t width) const {
+  // The loop variable's value at element c of the thread's group g, where `t` counts the
+  // thread's iterations (its thread index t, or in a loop over groups the group's number):
+  // lo + (t + g * T) * step for single elements, lo + (t + g * T) * W + c for groups (whose
+  // step is 1).
+  ExprPtr element(const RowLoop& l, const std::string& t, int64_t g, int64_t c,
+                  int64_t width) const {
     const For& f = *l.loop;
     const Type index_type = f.lo->type;
     const Loc& loc = f.loc;
     auto imm = [&](int64_t v) { return int_imm(v, loc, index_type); };
-    ExprPtr e = var(f.var, loc, index_type);
+    ExprPtr e = var(t, loc, index_type);
     if (g > 0) e = binary(BinaryOp::Add, e, imm(g * threads_), loc, index_type);
     if (width > 1) {
       e = binary(BinaryOp::Mul, e, imm(width), loc, index_type);
@@ -474,31 +621,135 @@ class RowRewriter {
     return e;
   }
 
-  // Statement `s` of a loop, at position `pos`, for the thread's element `e` (`element`, the
-  // loop variable's value): the kept elements read from and written to their registers, loaded
-  // where first read (`loads`), stored to memory by the last store (`stores`, after `body`).
+  // A statement's copy for one element: the kept elements' loads before it, the statement,
+  // the stores after it.
   struct Copy {
     Body loads, body, stores;
   };
+
+  // Reads of kept elements (Loads of their tensor at their key) replaced by their locals
+  // regs[e].
+  struct UseRegisters : IRMutator {
+    const std::vector<Kept>& kept;
+    const std::string& loop_var;
+    int64_t e;
+    UseRegisters(const std::vector<Kept>& k, const std::string& v, int64_t el)
+        : kept(k), loop_var(v), e(el) {}
+    const Kept* find(const Load& l) const {
+      for (const auto& c : kept)
+        if (c.tensor == l.tensor && c.key == key_of(l, loop_var)) return &c;
+      return nullptr;
+    }
+    ExprPtr mutate_node(const Load* n, const ExprPtr& self) override {
+      const Kept* c = find(*n);
+      return c ? var(c->regs[static_cast<size_t>(e)], n->loc, n->type)
+               : IRMutator::mutate_node(n, self);
+    }
+  };
+
+  // The copies of a statement for a group's W elements, appended part by part and each part
+  // statement by statement: W loads, then W of the next load, ..., then W computations, then
+  // W stores, so that the W accesses of each lie side by side (for widen_row_groups). Every
+  // copy has the same statements, for another element.
+  static void append_side_by_side(const std::vector<Copy>& copies, Body& out) {
+    for (Body Copy::*part : {&Copy::loads, &Copy::body, &Copy::stores})
+      for (size_t i = 0; i < (copies.front().*part).size(); ++i)
+        for (const Copy& c : copies) out.push_back((c.*part)[i]);
+  }
+
+  // The run's loop number `loop` with the kept elements in their slots of shared memory: a
+  // loop over the thread's elements (or groups of `width`, each statement by statement), whose
+  // statements read a kept element from a local, loaded from memory where the run first reads
+  // it and from its slot where this loop first does, and store it to a local, then to its slot
+  // when a later loop accesses it and to memory by the run's last store.
+  StmtPtr through_slots(const RowLoop& l, int loop, const std::vector<Kept>& kept, int first_pos,
+                        int64_t width) {
+    const For& f = *l.loop;
+    const Type index_type = f.lo->type;
+    const Loc& loc = f.loc;
+    const std::string t = names_.make(f.var);
+    auto imm = [&](int64_t v) { return int_imm(v, loc, index_type); };
+    std::set<const Kept*> live;  // those whose locals hold the element's value in this loop
+    Body body;
+    int pos = first_pos;
+    for (const auto& s : f.body) {
+      std::vector<Copy> copies;
+      std::set<const Kept*> after;
+      for (int64_t c = 0; c < width; ++c) {
+        after = live;
+        ExprPtr slot_index = var(t, loc, index_type);
+        if (width > 1)
+          slot_index = binary(BinaryOp::Add, binary(BinaryOp::Mul, slot_index, imm(width), loc,
+                                                    index_type),
+                              imm(c), loc, index_type);
+        copies.push_back(slot_copy(s, f.var, element(l, t, 0, c, width), simplify(slot_index),
+                                   kept, pos, loop, c, after));
+      }
+      live = after;
+      append_side_by_side(copies, body);
+      ++pos;
+    }
+    if (width > 1) k_.row_groups[t] = width;
+    return std::make_shared<For>(t, imm(0), imm(l.trip / width), imm(1), std::move(body), loc,
+                                 f.labels, f.par, f.reduction);
+  }
+
+  // Statement `s` at position `pos` of the run's loop number `loop`, for the element `element`
+  // (the loop variable's value), whose kept values use the locals regs[e] and the slots at
+  // `slot_index`; `live` (updated) names the kept elements whose locals hold the value.
+  Copy slot_copy(const StmtPtr& s, const std::string& loop_var, const ExprPtr& element,
+                 const ExprPtr& slot_index, const std::vector<Kept>& kept, int pos, int loop,
+                 int64_t e, std::set<const Kept*>& live) const {
+    Substitute at_element(loop_var, element), kept_at_element(kElement, element);
+    UseRegisters use(kept, loop_var, e);
+    auto slot = [&](const Kept& c) {
+      return std::make_shared<FlatLoad>(c.slot, slot_index, c.load->type, s->loc);
+    };
+    auto later_loops_access = [&](const Kept& c) {
+      for (const Event* ev : c.events)
+        if (ev->loop > loop) return true;
+      return false;
+    };
+    Copy out;
+    for (const auto& c : kept) {
+      bool read = false;
+      for (const Event* ev : c.events) read = read || (ev->pos == pos && !ev->write);
+      if (!read || live.count(&c)) continue;
+      ExprPtr reg = var(c.regs[static_cast<size_t>(e)], s->loc, c.load->type);
+      if (c.events.front()->pos == pos) {
+        out.loads.push_back(std::make_shared<Assign>(reg, kept_at_element.mutate(c.load), s->loc));
+        if (later_loops_access(c)) out.loads.push_back(std::make_shared<Assign>(slot(c), reg, s->loc));
+      } else {
+        out.loads.push_back(std::make_shared<Assign>(reg, slot(c), s->loc));
+      }
+      live.insert(&c);
+    }
+    const Assign* a = s->as<Assign>();
+    const Load* target = a ? a->target->as<Load>() : nullptr;
+    const Kept* stored = target ? use.find(*target) : nullptr;
+    if (!stored) {
+      out.body.push_back(at_element.mutate(use.mutate(s)));
+      return out;
+    }
+    ExprPtr reg = var(stored->regs[static_cast<size_t>(e)], a->loc, target->type);
+    out.body.push_back(std::make_shared<Assign>(reg, at_element.mutate(use.mutate(a->value)),
+                                                a->loc, a->labels));
+    live.insert(stored);
+    if (later_loops_access(*stored))
+      out.stores.push_back(std::make_shared<Assign>(slot(*stored), reg, a->loc));
+    if (stored->last_write == pos)
+      out.stores.push_back(
+          std::make_shared<Assign>(kept_at_element.mutate(stored->load), reg, a->loc));
+    return out;
+  }
+
+  // Statement `s` of a loop, at position `pos`, for the thread's element `e` (`element`, the
+  // loop variable's value): the kept elements read from and written to their registers, loaded
+  // where first read (`loads`), stored to memory by the last store (`stores`, after `body`).
   Copy copy(const StmtPtr& s, const std::string& loop_var, const ExprPtr& element,
             const std::vector<Kept>& kept, int pos, int64_t e) const {
     Substitute at_element(loop_var, element), kept_at_element(kElement, element);
-    struct UseRegisters : IRMutator {
-      const std::vector<Kept>& kept;
-      const std::string& loop_var;
-      int64_t e;
-      UseRegisters(const std::vector<Kept>& k, const std::string& v, int64_t el)
-          : kept(k), loop_var(v), e(el) {}
-      const Kept* find(const Load& l) const {
-        for (const auto& c : kept)
-          if (c.tensor == l.tensor && c.key == key_of(l, loop_var)) return &c;
-        return nullptr;
-      }
-      ExprPtr mutate_node(const Load* n, const ExprPtr& self) override {
-        const Kept* c = find(*n);
-        return c ? var(c->regs[e], n->loc, n->type) : IRMutator::mutate_node(n, self);
-      }
-    } use(kept, loop_var, e);
+    UseRegisters use(kept, loop_var, e);
 
     Copy out;
     for (const auto& c : kept) {
@@ -546,14 +797,14 @@ StmtPtr rewrite_kernel(const StmtPtr& s, int depth, int thread_depth, RowRewrite
 
 }  // namespace
 
-void keep_rows_in_registers(SpecializedFunction& prog, Lowered& lowered, bool group_elements) {
+void keep_rows_on_chip(SpecializedFunction& prog, Lowered& lowered, bool group_elements) {
   FreshNames names(prog, lowered);
   for (auto& k : lowered.kernels) {
     // The row of a run must be one block's (or one warp's), whose barriers order the loops.
     if (!k.has_thread_level() || k.inner_blocks != 1 || k.cluster != 1 || k.lanes != 1) continue;
     const int thread_depth = static_cast<int>(k.levels.size()) - 1;
     if (thread_depth < 1) continue;
-    RowRewriter rows(prog, k, names, group_elements);
+    RowRewriter rows(prog, k, lowered.plan, names, group_elements);
     k.root = rewrite_kernel(k.root, 0, thread_depth, rows);
   }
 }
