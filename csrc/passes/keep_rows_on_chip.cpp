@@ -284,7 +284,9 @@ class RowRewriter {
     }
     std::vector<Kept> in_registers = fitting_registers(kept, loops);
     Body registers = in_registers.empty() ? run : in_registers_run(run, loops, in_registers);
-    if (in_registers.size() == kept.size() || shared_run_made_) return registers;
+    // Warps that each walk their own row in one block would share the arrays: registers only.
+    if (in_registers.size() == kept.size() || shared_run_made_ || k_.warps != 1)
+      return registers;
     std::optional<SharedRun> shared =
         in_shared_memory_run(run, loops, kept, in_registers.size());
     if (!shared) return registers;
@@ -296,7 +298,8 @@ class RowRewriter {
     auto fn = std::make_shared<ExternFunction>();
     fn->name = fn->python_name = "parir::dynamic_shared_bytes";
     fn->result = ScalarType::I64;
-    ExprPtr granted = binary(BinaryOp::Ge, std::make_shared<ExternCall>(fn, std::vector<ExprPtr>{}, loc),
+    ExprPtr got = std::make_shared<ExternCall>(fn, std::vector<ExprPtr>{}, loc);
+    ExprPtr granted = binary(BinaryOp::Ge, got,
                              int_imm(shared->bytes, loc, Type{ScalarType::I64, false}), loc,
                              Type{ScalarType::Bool, false});
     return {std::make_shared<If>(granted, std::move(shared->body), std::move(registers), loc)};
@@ -580,7 +583,8 @@ class RowRewriter {
       for (const auto& s : f.body) {
         std::vector<Copy> copies;
         for (int64_t c = 0; c < width; ++c)
-          copies.push_back(copy(s, f.var, element(l, f.var, g, c, width), kept, pos, g * width + c));
+          copies.push_back(
+              copy(s, f.var, element(l, f.var, g, c, width), kept, pos, g * width + c));
         append_side_by_side(copies, group);
         ++pos;
       }
@@ -718,7 +722,8 @@ class RowRewriter {
       ExprPtr reg = var(c.regs[static_cast<size_t>(e)], s->loc, c.load->type);
       if (c.events.front()->pos == pos) {
         out.loads.push_back(std::make_shared<Assign>(reg, kept_at_element.mutate(c.load), s->loc));
-        if (later_loops_access(c)) out.loads.push_back(std::make_shared<Assign>(slot(c), reg, s->loc));
+        if (later_loops_access(c))
+          out.loads.push_back(std::make_shared<Assign>(slot(c), reg, s->loc));
       } else {
         out.loads.push_back(std::make_shared<Assign>(reg, slot(c), s->loc));
       }

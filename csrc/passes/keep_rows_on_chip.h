@@ -24,7 +24,8 @@ namespace parir {
 // that thread reads and writes, so no barrier is needed. Each loop stays a loop over the
 // thread's elements (or groups), through locals loaded from the array where a loop first
 // reads a value and stored to it where a later loop reads it. The arrays lie in the block's
-// dynamic shared memory (the launch's shared(bytes), at most one such run a kernel); past
+// dynamic shared memory (the launch's shared(bytes), at most one such run a kernel, and not
+// where the block's warps walk rows of their own); past
 // kSharedBytesEveryGpuGives the launch asks for it "if available" and the run tests what it
 // got (parir::dynamic_shared_bytes()), running as registers alone allow without it.
 //

@@ -111,6 +111,16 @@ def three_rows(x, y, z, out, N, M):
             out[i, j] = x[i, j] * a + y[i, j] * b + z[i, j]
 
 
+@parir.jit
+def five_rows(a, b, c, d, e, out, N, M):
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        s = parir.sum(a[i, :] * b[i, :] + c[i, :] * d[i, :] + e[i, :])
+        parir.label('M')
+        out[i, :] = a[i, :] + b[i, :] + c[i, :] + d[i, :] + e[i, :] * s
+
+
 def spec(n, threads):
     return {'N': parir.threads(n), 'M': parir.threads(threads)}
 
@@ -222,6 +232,15 @@ def test_rows_past_96_kb_go_to_shared_memory_only_to_save_two_passes_or_more():
     text = code(softmax, (x, out, 2, 50257), spec(2, 512))
     assert shared_launch(text) == "201040 if available" and shared_arrays(text) == 1
     assert not kept("x", without_shared_memory(text))
+
+
+def test_warps_of_short_rows_keep_rows_in_registers_only():
+    # 8192 rows of 512: a warp a row, 16 elements a lane; five rows would take 80 values, more
+    # than the registers keep, but the warps of a block cannot share arrays of a row.
+    tensors = [torch.empty(8192, 512) for _ in range(6)]
+    text = code(five_rows, (*tensors, 8192, 512), spec(8192, 1024))
+    assert "warps(8)" in text and shared_launch(text) is None
+    assert sum(kept(t, text) for t in "abcde") == 4
 
 
 def test_rows_are_kept_as_far_as_64_values_a_thread_allow():
@@ -379,6 +398,18 @@ def test_three_rows(threads):
     xd, yd, zd = x.double(), y.double(), z.double()
     ref = xd * (xd * yd).sum(1, keepdim=True) + yd * (yd * zd).sum(1, keepdim=True) + zd
     check_close(out, ref, f"three rows, {threads} threads")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,m,threads", [(8192, 512, 1024), (3, 8192, 128), (3, 8192, 1024)])
+def test_five_rows(n, m, threads):
+    g = torch.Generator(device="cuda").manual_seed(m)
+    a, b, c, d, e = (torch.rand(n, m, device="cuda", generator=g) for _ in range(5))
+    out = torch.full_like(a, float("nan"))
+    five_rows(a, b, c, d, e, out, n, m, opts=parir.par(spec(n, threads)))
+    ad, bd, cd, dd, ed = (t.double() for t in (a, b, c, d, e))
+    s = (ad * bd + cd * dd + ed).sum(1, keepdim=True)
+    check_close(out, ad + bd + cd + dd + ed * s, f"five rows, {n} x {m} on {threads} threads")
 
 
 @pytest.mark.gpu
