@@ -283,13 +283,15 @@ class RowRewriter {
       c.load = at_placeholder(*first.load, loops[first.loop]->loop->var);
     }
     std::vector<Kept> in_registers = fitting_registers(kept, loops);
-    Body registers = in_registers.empty() ? run : in_registers_run(run, loops, in_registers);
+    auto registers = [&] {
+      return in_registers.empty() ? run : in_registers_run(run, loops, in_registers);
+    };
     // Warps that each walk their own row in one block would share the arrays: registers only.
     if (in_registers.size() == kept.size() || shared_run_made_ || k_.warps != 1)
-      return registers;
+      return registers();
     std::optional<SharedRun> shared =
         in_shared_memory_run(run, loops, kept, in_registers.size());
-    if (!shared) return registers;
+    if (!shared) return registers();
     shared_run_made_ = true;
     if (shared->bytes <= kSharedBytesEveryGpuGives) return shared->body;
     // More than some GPUs give a block: there the kernel is launched without it and takes the
@@ -302,7 +304,7 @@ class RowRewriter {
     ExprPtr granted = binary(BinaryOp::Ge, got,
                              int_imm(shared->bytes, loc, Type{ScalarType::I64, false}), loc,
                              Type{ScalarType::Bool, false});
-    return {std::make_shared<If>(granted, std::move(shared->body), std::move(registers), loc)};
+    return {std::make_shared<If>(granted, std::move(shared->body), registers(), loc)};
   }
 
   // The kept elements that registers hold (kMaxElementsPerThread a thread at most, within
@@ -548,7 +550,7 @@ class RowRewriter {
       for (auto& [key, es] : keys) {
         std::set<int> in_loops;
         bool keepable = true;
-        Kept c{tensor, key, es, -1, {}, nullptr};
+        Kept c{tensor, key, es, -1, {}, nullptr, {}};
         for (const Event* e : es) {
           keepable = keepable && e->keepable;
           in_loops.insert(e->loop);
