@@ -325,6 +325,8 @@ std::optional<int64_t> constant_difference(const ExprPtr& a, const ExprPtr& b) {
   return wrap(static_cast<uint64_t>(x.constant) - static_cast<uint64_t>(y.constant));
 }
 
+std::string access_key(const FlatLoad& l) { return l.tensor + "@" + to_string(l.offset); }
+
 void unconditional_loads(const ExprPtr& e, std::vector<const FlatLoad*>& out) {
   if (!e) return;
   if (auto l = e->as<FlatLoad>()) {

@@ -58,6 +58,10 @@ std::set<std::string> assigned_names(const Body& body);
 // tensors it indexes.
 std::set<std::string> names_in(const Body& body);
 
+// An element access's identity within a statement (after flatten_indices): the tensor and the
+// offset as written.
+std::string access_key(const FlatLoad& l);
+
 // The element reads (after flatten_indices) that every evaluation of `e` performs, in
 // evaluation order: not those under a Select's branches or the right operand of `and` / `or`,
 // which may be skipped (and may be out of bounds when they are).

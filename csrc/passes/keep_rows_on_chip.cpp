@@ -404,24 +404,25 @@ class RowRewriter {
     const int64_t most_bytes = in_registers > 0 || most_loops < 3
                                    ? kMaxSharedRowBytesBesideRegisters
                                    : kMaxSharedRowBytes;
-    int64_t width = 1;
+    // Each array starts on a 16-byte boundary.
+    auto array_bytes = [&](ScalarType t) { return (first.trip * size_in_bytes(t) + 15) / 16 * 16; };
     std::vector<int> slot_of;
     std::vector<ScalarType> slots;
     for (;;) {
       if (kept.size() <= in_registers) return std::nullopt;  // registers keep as many
-      width = group_width(first, kept, loops, std::numeric_limits<int64_t>::max());
       slot_of = assign_slots(kept, slots);
       int64_t bytes = 0;
-      for (ScalarType t : slots) bytes += (first.trip * size_in_bytes(t) + 15) / 16 * 16;
+      for (ScalarType t : slots) bytes += array_bytes(t);
       if (bytes <= most_bytes) break;
       kept.pop_back();
     }
+    const int64_t width = group_width(first, kept, loops, std::numeric_limits<int64_t>::max());
     SharedRun out;
     std::vector<std::string> slot_names;
     for (ScalarType t : slots) {
       slot_names.push_back(names_.make("row_slot"));
       k_.shared_arrays.push_back({slot_names.back(), t, first.trip, out.bytes});
-      out.bytes += (first.trip * size_in_bytes(t) + 15) / 16 * 16;
+      out.bytes += array_bytes(t);
     }
     for (size_t i = 0; i < kept.size(); ++i) {
       kept[i].slot = slot_names[static_cast<size_t>(slot_of[i])];
@@ -584,9 +585,10 @@ class RowRewriter {
       int pos = first_pos;
       for (const auto& s : f.body) {
         std::vector<Copy> copies;
+        std::set<const Kept*> live;  // for arrays in shared memory only
         for (int64_t c = 0; c < width; ++c)
-          copies.push_back(
-              copy(s, f.var, element(l, f.var, g, c, width), kept, pos, g * width + c));
+          copies.push_back(copy(s, f.var, element(l, f.var, g, c, width), nullptr, kept, pos,
+                                -1, g * width + c, live));
         append_side_by_side(copies, group);
         ++pos;
       }
@@ -688,8 +690,8 @@ class RowRewriter {
           slot_index = binary(BinaryOp::Add, binary(BinaryOp::Mul, slot_index, imm(width), loc,
                                                     index_type),
                               imm(c), loc, index_type);
-        copies.push_back(slot_copy(s, f.var, element(l, t, 0, c, width), simplify(slot_index),
-                                   kept, pos, loop, c, after));
+        copies.push_back(copy(s, f.var, element(l, t, 0, c, width), simplify(slot_index), kept,
+                              pos, loop, c, after));
       }
       live = after;
       append_side_by_side(copies, body);
@@ -701,17 +703,21 @@ class RowRewriter {
   }
 
   // Statement `s` at position `pos` of the run's loop number `loop`, for the element `element`
-  // (the loop variable's value), whose kept values use the locals regs[e] and the slots at
-  // `slot_index`; `live` (updated) names the kept elements whose locals hold the value.
-  Copy slot_copy(const StmtPtr& s, const std::string& loop_var, const ExprPtr& element,
-                 const ExprPtr& slot_index, const std::vector<Kept>& kept, int pos, int loop,
-                 int64_t e, std::set<const Kept*>& live) const {
+  // (the loop variable's value), with the kept values in the locals regs[e]: loaded where the
+  // run first reads them (`loads`), stored to memory by the run's last store (`stores`, after
+  // `body`). Kept in shared memory (Kept::slot), a value is also stored to its slot at
+  // `slot_index` where a later loop accesses it, and loaded from there where a loop reads it
+  // first; `live` (updated) names the kept elements whose locals hold the value in this loop.
+  Copy copy(const StmtPtr& s, const std::string& loop_var, const ExprPtr& element,
+            const ExprPtr& slot_index, const std::vector<Kept>& kept, int pos, int loop,
+            int64_t e, std::set<const Kept*>& live) const {
     Substitute at_element(loop_var, element), kept_at_element(kElement, element);
     UseRegisters use(kept, loop_var, e);
     auto slot = [&](const Kept& c) {
       return std::make_shared<FlatLoad>(c.slot, slot_index, c.load->type, s->loc);
     };
-    auto later_loops_access = [&](const Kept& c) {
+    auto stashed = [&](const Kept& c) {
+      if (c.slot.empty()) return false;
       for (const Event* ev : c.events)
         if (ev->loop > loop) return true;
       return false;
@@ -720,12 +726,14 @@ class RowRewriter {
     for (const auto& c : kept) {
       bool read = false;
       for (const Event* ev : c.events) read = read || (ev->pos == pos && !ev->write);
-      if (!read || live.count(&c)) continue;
+      const bool first = c.events.front()->pos == pos;
+      // A register holds the value from its first load on.
+      if (!read || (c.slot.empty() ? !first : live.count(&c) > 0)) continue;
       ExprPtr reg = var(c.regs[static_cast<size_t>(e)], s->loc, c.load->type);
-      if (c.events.front()->pos == pos) {
-        out.loads.push_back(std::make_shared<Assign>(reg, kept_at_element.mutate(c.load), s->loc));
-        if (later_loops_access(c))
-          out.loads.push_back(std::make_shared<Assign>(slot(c), reg, s->loc));
+      if (first) {
+        ExprPtr value = kept_at_element.mutate(c.load);
+        out.loads.push_back(std::make_shared<Assign>(reg, std::move(value), s->loc));
+        if (stashed(c)) out.loads.push_back(std::make_shared<Assign>(slot(c), reg, s->loc));
       } else {
         out.loads.push_back(std::make_shared<Assign>(reg, slot(c), s->loc));
       }
@@ -742,39 +750,8 @@ class RowRewriter {
     out.body.push_back(std::make_shared<Assign>(reg, at_element.mutate(use.mutate(a->value)),
                                                 a->loc, a->labels));
     live.insert(stored);
-    if (later_loops_access(*stored))
+    if (stashed(*stored))
       out.stores.push_back(std::make_shared<Assign>(slot(*stored), reg, a->loc));
-    if (stored->last_write == pos)
-      out.stores.push_back(
-          std::make_shared<Assign>(kept_at_element.mutate(stored->load), reg, a->loc));
-    return out;
-  }
-
-  // Statement `s` of a loop, at position `pos`, for the thread's element `e` (`element`, the
-  // loop variable's value): the kept elements read from and written to their registers, loaded
-  // where first read (`loads`), stored to memory by the last store (`stores`, after `body`).
-  Copy copy(const StmtPtr& s, const std::string& loop_var, const ExprPtr& element,
-            const std::vector<Kept>& kept, int pos, int64_t e) const {
-    Substitute at_element(loop_var, element), kept_at_element(kElement, element);
-    UseRegisters use(kept, loop_var, e);
-
-    Copy out;
-    for (const auto& c : kept) {
-      const Event* first = c.events.front();
-      if (first->pos != pos || first->write) continue;
-      out.loads.push_back(std::make_shared<Assign>(var(c.regs[e], s->loc, c.load->type),
-                                                   kept_at_element.mutate(c.load), s->loc));
-    }
-    const Assign* a = s->as<Assign>();
-    const Load* target = a ? a->target->as<Load>() : nullptr;
-    const Kept* stored = target ? use.find(*target) : nullptr;
-    if (!stored) {
-      out.body.push_back(at_element.mutate(use.mutate(s)));
-      return out;
-    }
-    ExprPtr reg = var(stored->regs[e], a->loc, target->type);
-    out.body.push_back(std::make_shared<Assign>(reg, at_element.mutate(use.mutate(a->value)),
-                                                a->loc, a->labels));
     if (stored->last_write == pos)
       out.stores.push_back(
           std::make_shared<Assign>(kept_at_element.mutate(stored->load), reg, a->loc));

@@ -12,9 +12,6 @@
 namespace parir {
 namespace {
 
-// An access's identity within a loop body: the tensor and the offset as written.
-std::string key_of(const FlatLoad& l) { return l.tensor + "@" + to_string(l.offset); }
-
 // Whether a loop body is only assignments of expressions without side effects or run-time
 // checks, which may be repeated and reordered across iterations.
 class PlainAssignments : public AssignmentsOnly {
@@ -108,7 +105,7 @@ class Widener : public IRMutator {
   struct Plan {
     const For* loop;
     int64_t width;                 // W
-    std::set<std::string> wide;    // the accesses (key_of) that move W elements at a time
+    std::set<std::string> wide;    // the accesses (access_key) that move W elements at a time
     std::map<std::string, std::vector<std::string>> renamed;  // a local -> its name per element
     std::vector<ExprPtr> elements;  // the loop variable's value for each of the W iterations
     ExprPtr group_start;            // the loop variable's value at the first of them
@@ -179,7 +176,7 @@ class Widener : public IRMutator {
     // boundary. The shift most accesses share sets where the groups of W iterations start;
     // those accesses move W elements at once, the others (a stencil's neighbours one element
     // to the side) element by element within the group.
-    std::map<std::string, std::pair<int64_t, std::string>> shift_of;  // key_of -> shift, tensor
+    std::map<std::string, std::pair<int64_t, std::string>> shift_of;  // access_key -> shift, tensor
     std::map<int64_t, int> by_shift;
     for (const FlatLoad* l : contiguous) {
       if (size_in_bytes(l->type.scalar) != size) continue;
@@ -187,7 +184,7 @@ class Widener : public IRMutator {
         ExprPtr at = simplify(Substitute(f.var, int_imm(lo->value + s, f.loc, f.lo->type))
                                   .mutate(l->offset));
         if (known_power_of_two_divisor(at) % width != 0) continue;
-        shift_of[key_of(*l)] = {s, l->tensor};
+        shift_of[access_key(*l)] = {s, l->tensor};
         ++by_shift[s];
         break;
       }
@@ -272,7 +269,7 @@ class Widener : public IRMutator {
   }
 
   // The reads a few elements beside a wide read of a tensor the loop does not store to (a
-  // stencil's x[i, j - 1] and x[i, j + 1] beside x[i, j]): key_of -> the wide read's key and
+  // stencil's x[i, j - 1] and x[i, j + 1] beside x[i, j]): access_key -> the wide read's key and
   // the distance d, so that element e of the group takes element e + d of the wide read where
   // that is in the group, and loads only the elements past its ends.
   static std::map<std::string, std::pair<std::string, int64_t>> neighbours(
@@ -280,14 +277,14 @@ class Widener : public IRMutator {
     std::map<std::string, std::pair<std::string, int64_t>> out;
     const std::set<std::string> stored = stored_tensors(f.body);
     for (const FlatLoad* l : contiguous) {
-      const std::string key = key_of(*l);
+      const std::string key = access_key(*l);
       if (plan.wide.count(key) || stored.count(l->tensor) || out.count(key)) continue;
       for (const FlatLoad* w : contiguous) {
-        if (w->tensor != l->tensor || w->type != l->type || !plan.wide.count(key_of(*w)))
+        if (w->tensor != l->tensor || w->type != l->type || !plan.wide.count(access_key(*w)))
           continue;
         const std::optional<int64_t> d = constant_difference(l->offset, w->offset);
         if (d && *d != 0 && *d > -plan.width && *d < plan.width) {
-          out[key] = {key_of(*w), *d};
+          out[key] = {access_key(*w), *d};
           break;
         }
       }
@@ -339,7 +336,7 @@ class Widener : public IRMutator {
   // computation and store run only where its iteration lies in the loop's range.
   Body expand(const Plan& plan, bool wide, bool guarded) {
     const For& f = *plan.loop;
-    std::map<std::string, std::vector<std::string>> loaded;  // key_of -> the W elements' locals
+    std::map<std::string, std::vector<std::string>> loaded;  // access_key -> the W elements' locals
     Body out;
     auto guard = [&](int64_t e, StmtPtr s) -> StmtPtr {
       if (!guarded) return s;
@@ -354,7 +351,7 @@ class Widener : public IRMutator {
         unconditional_loads(a.value, reads);
         if (target) unconditional_loads(target->offset, reads);
         for (const FlatLoad* l : reads) {
-          const std::string key = key_of(*l);
+          const std::string key = access_key(*l);
           if (!plan.wide.count(key) || loaded.count(key)) continue;
           std::vector<std::string> regs;
           for (int64_t e = 0; e < plan.width; ++e) {
@@ -366,7 +363,7 @@ class Widener : public IRMutator {
           loaded[key] = std::move(regs);
         }
       }
-      const bool wide_store = wide && target && plan.wide.count(key_of(*target));
+      const bool wide_store = wide && target && plan.wide.count(access_key(*target));
       std::vector<std::string> stored;
       Body stores;
       for (int64_t e = 0; e < plan.width; ++e) {
@@ -397,7 +394,7 @@ class Widener : public IRMutator {
       // A store may write memory that another tensor's loaded elements view; the stored
       // elements themselves are known.
       loaded.clear();
-      loaded[key_of(*target)] = std::move(stored);
+      loaded[access_key(*target)] = std::move(stored);
     }
     return out;
   }
@@ -432,7 +429,7 @@ class Widener : public IRMutator {
       return it == plan_.renamed.end() ? self : var(it->second[e_], n->loc, n->type);
     }
     ExprPtr mutate_node(const FlatLoad* n, const ExprPtr& self) override {
-      const std::string key = key_of(*n);
+      const std::string key = access_key(*n);
       auto it = loaded_.find(key);
       if (it != loaded_.end()) return var(it->second[e_], n->loc, n->type);
       if (auto beside = plan_.neighbours.find(key); beside != plan_.neighbours.end()) {

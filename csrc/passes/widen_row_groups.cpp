@@ -10,17 +10,14 @@
 namespace parir {
 namespace {
 
-// An access's identity within a statement: the tensor and the offset as written.
-std::string key_of(const FlatLoad& l) { return l.tensor + "@" + to_string(l.offset); }
-
-// Reads replaced by the registers a wide load filled (key_of -> local).
+// Reads replaced by the registers a wide load filled (access_key -> local).
 class UseLoaded : public IRMutator {
  public:
   explicit UseLoaded(const std::map<std::string, std::string>& loaded) : loaded_(loaded) {}
 
  protected:
   ExprPtr mutate_node(const FlatLoad* n, const ExprPtr& self) override {
-    auto it = loaded_.find(key_of(*n));
+    auto it = loaded_.find(access_key(*n));
     return it == loaded_.end() ? IRMutator::mutate_node(n, self)
                                : var(it->second, n->loc, n->type);
   }
@@ -117,7 +114,7 @@ class RowGroupWidener : public IRMutator {
     for (size_t p = 0; p < reads[0].size(); ++p) {
       std::vector<const FlatLoad*> at;
       for (const auto& r : reads) at.push_back(r[p]);
-      if (loaded[0].count(key_of(*at[0])) || !consecutive(at, assigned)) continue;
+      if (loaded[0].count(access_key(*at[0])) || !consecutive(at, assigned)) continue;
       moved.push_back(at[0]);
       std::vector<std::string> regs;
       for (size_t c = 0; c < copies.size(); ++c) {
@@ -128,7 +125,7 @@ class RowGroupWidener : public IRMutator {
         }
         regs.push_back(names_.make(at[0]->tensor + "_g"));
         add_kernel_local(prog_, k_, regs.back(), at[0]->type);
-        loaded[c][key_of(*at[c])] = regs.back();
+        loaded[c][access_key(*at[c])] = regs.back();
       }
       loads.push_back(std::make_shared<WideLoad>(at[0]->tensor, at[0]->offset, std::move(regs),
                                                  copies[0]->loc));
