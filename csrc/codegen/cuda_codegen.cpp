@@ -137,6 +137,9 @@ class KernelPrinter {
   int last_line_ = -1;
   int shared_slots_ = 0;  // the __shared__ old values of block-level atomic updates so far
   const StmtNode* last_statement_ = nullptr;  // the kernel's last statement, if nothing follows
+  // No memory access since the block's last barrier (one printed, or block_reduce's), on the
+  // straight-line path to the statement being printed: a barrier there would order nothing.
+  bool fenced_ = false;
   const SourceInfo* last_src_ = nullptr;  // the file of the last #line
   std::set<std::string> internal_;  // names the compiler made: printed as they are
   std::string name(const std::string& n) const {
@@ -235,10 +238,12 @@ class KernelPrinter {
     return std::string::npos;
   }
 
-  // A barrier, unless the statement before is the same barrier: the second would order
-  // nothing more.
+  // A barrier, unless no memory access since the last one (fenced_) leaves it nothing to
+  // order.
   void barrier_line() {
+    if (fenced_) return;
     if (last_barrier_at(indent_) == std::string::npos) line(barrier());
+    fenced_ = true;
   }
 
   // Drops a block barrier that would be the kernel's last instruction: no access follows it
@@ -268,6 +273,22 @@ class KernelPrinter {
 
   void stmt(const StmtPtr& s) {
     at(s->loc);
+    // A block-level write by one thread comes after its barrier (assign); anything else that
+    // accesses memory does so from here on. After a branch or a sequential loop, fenced_ holds
+    // only where it holds on every path: through the body, and around it (no iteration, the
+    // other branch).
+    auto a = s->as<Assign>();
+    const bool one_writer = a && a->target->as<FlatLoad>() && at_block_level();
+    if (!one_writer && touches_memory(s)) fenced_ = false;
+    struct MeetPaths {
+      bool& fenced;
+      const bool entry;
+      const bool branches;
+      ~MeetPaths() {
+        if (branches) fenced = fenced && entry;
+      }
+    } meet{fenced_, fenced_,
+           s->as<If>() || s->as<While>() || (s->as<For>() && !s->as<For>()->par)};
     if (auto a = s->as<Assign>()) return assign(*a);
     if (auto f = s->as<For>()) return f->par ? parallel_for(*f) : sequential_for(*f);
     if (auto w = s->as<While>()) {
@@ -306,6 +327,7 @@ class KernelPrinter {
       // statement: one thread writes, and barriers order the write with the others' accesses.
       barrier_line();
       line(fmt::format("if ({}) {}", writer(), text));
+      fenced_ = false;
       barrier_line();
       return;
     }
@@ -369,6 +391,7 @@ class KernelPrinter {
     barrier_line();
     if (!u.result) {
       line(fmt::format("if ({}) {}", writer(), guarded));
+      fenced_ = false;
       barrier_line();
       return;
     }
@@ -377,6 +400,7 @@ class KernelPrinter {
     ++indent_;
     line(fmt::format("__shared__ {} {};", cuda_name(elem), slot));
     line(fmt::format("if ({}) {} = {};", writer(), slot, call));
+    fenced_ = false;
     barrier_line();
     line(assign_result(slot));
     --indent_;
@@ -385,16 +409,23 @@ class KernelPrinter {
 
   void if_stmt(const If& i, bool is_else_if) {
     line(fmt::format("{}if ({}) {{", is_else_if ? "} else " : "", condition(i.cond)));
+    // Each branch starts from what holds before the statement; both must leave fenced_.
+    const bool entry = fenced_;
     block(i.then_body);
+    const bool then_fenced = fenced_;
+    fenced_ = entry;
     if (i.else_body.size() == 1 && i.else_body[0]->as<If>() && i.else_body[0]->labels.empty()) {
       at(i.else_body[0]->loc);
-      return if_stmt(*i.else_body[0]->as<If>(), true);
+      if_stmt(*i.else_body[0]->as<If>(), true);
+      fenced_ = fenced_ && then_fenced;
+      return;
     }
     if (!i.else_body.empty()) {
       line("} else {");
       block(i.else_body);
     }
     line("}");
+    fenced_ = fenced_ && then_fenced;
   }
 
   // Loop variables have the program's default int type (int64 unless force_int_size).
@@ -418,9 +449,14 @@ class KernelPrinter {
   // The loop header for `var` over range(lo, hi, step), starting at iteration `first` and
   // advancing `stride` iterations at a time. `hi_text` is how the bound `hi` is printed (the
   // name it was hoisted into, say).
+  // `trips` > 0: every worker (`first`, below `stride`) runs exactly that many iterations,
+  // which the header then says with a counter from 0: the CUDA compiler sees a constant trip
+  // count, unrolls, and issues all of a thread's loads before it uses the first (from
+  // `first` up to `hi`, it would not know how many iterations a thread has, and keeps them
+  // one after the other).
   void loop_header(const std::string& v, const ExprPtr& lo, const ExprPtr& hi,
                    const std::string& hi_text, const ExprPtr& step, const std::string& first,
-                   int64_t stride, int unroll = 0) {
+                   int64_t stride, int unroll = 0, int64_t trips = 0) {
     const std::string pragma = unroll > 0 ? fmt::format("#pragma unroll {}", unroll) : "";
     auto s = step->as<IntImm>();
     std::string name = names_(v);
@@ -435,6 +471,12 @@ class KernelPrinter {
                         : s->value == 1 ? stride_text
                                         : fmt::format("{} * {}", stride_text, s->value);
       if (!pragma.empty()) line(pragma);
+      if (trips > 0) {
+        const std::string k = "parir_k_" + name;
+        line(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {{", k, trips));
+        line(fmt::format("  const {} {} = {} + {} * {};", loop_var_type(), name, start, k, inc));
+        return;
+      }
       line(fmt::format("for ({} {} = {}; {} {} {}; {} += {}) {{", loop_var_type(), name, start, name,
                        s->value > 0 ? "<" : ">", hi_text, name, inc));
       return;
@@ -469,6 +511,20 @@ class KernelPrinter {
     }
   }
 
+  // How many iterations of the thread-level loop `f` each of the level's `count` threads
+  // runs, when that is the same for all of them and more than one; else 0. parir_t is below
+  // `count` in every launched thread: the level has a whole number of blocks' worth of threads
+  // (map_parallelism), a lane's threads are threadIdx.x / lanes and a warp's its 32.
+  int64_t iterations_per_thread(const For& f, int64_t count) const {
+    const int64_t workers = k_.lanes > 1   ? k_.tpb / k_.lanes
+                            : k_.warps > 1 ? 32
+                                           : k_.inner_blocks * k_.tpb;
+    const auto trips = constant_trip_count(f);
+    if (count < 1 || workers != count || !trips || *trips % count != 0 || *trips / count < 2)
+      return 0;
+    return *trips / count;
+  }
+
   void parallel_for(const For& f) {
     const ParLevel& level = k_.levels.at(depth_);
     std::string worker = level.threads ? "parir_t" : fmt::format("parir_b{}", depth_);
@@ -494,7 +550,8 @@ class KernelPrinter {
         line(fmt::format("int64_t {} = parir::highest<int64_t>();", r->index_acc));
       }
     }
-    loop_header(f.var, f.lo, f.hi, expr(f.hi), f.step, worker, level.count, f.unroll);
+    loop_header(f.var, f.lo, f.hi, expr(f.hi), f.step, worker, level.count, f.unroll,
+                level.threads ? iterations_per_thread(f, level.count) : 0);
     ++depth_;
     block(f.body);
     --depth_;
@@ -667,10 +724,13 @@ class KernelPrinter {
                      : k_.warps > 1 ? "warp_reduce"
                                     : "block_reduce",
                      acc, op_struct(r.op)));
+    // block_reduce's barrier comes after every access of the loop's body, by every thread.
+    if (k_.lanes == 1 && k_.warps == 1 && k_.cluster == 1) fenced_ = true;
     if (k_.cluster > 1)
       line(fmt::format("{} = parir::cluster_reduce({}, {}());", acc, acc, op_struct(r.op)));
     auto target = r.target->as<FlatLoad>();
     bool tensor = target != nullptr;
+    if (tensor || contains(r.combined, ExprKind::FlatLoad)) fenced_ = false;
     if (!r.chunk.empty()) {  // the block's own element (CompileOptions.deterministic)
       internal_.insert(r.chunk);
       line(fmt::format("const int64_t {} = parir_t / {};", r.chunk, k_.tpb));

@@ -156,6 +156,29 @@ struct KindFinder : IRVisitor {
 
 }  // namespace
 
+bool touches_memory(const StmtPtr& s) {
+  class Find : public IRVisitor {
+   public:
+    bool found = false;
+
+   protected:
+    void visit_node(const Load*) override { found = true; }
+    void visit_node(const FlatLoad*) override { found = true; }
+    void visit_node(const ExternCall*) override { found = true; }
+    void visit_node(const CallFunction*) override { found = true; }
+    void visit_node(const WideLoad*) override { found = true; }
+    void visit_node(const WideStore*) override { found = true; }
+    void visit_node(const AtomicUpdate*) override { found = true; }
+    void visit_node(const GpuBlock*) override { found = true; }
+    void visit_node(const For* n) override {
+      if (n->reduction && (!n->reduction->target->as<Var>() || n->reduction->scan)) found = true;
+      IRVisitor::visit_node(n);
+    }
+  } f;
+  f.visit(s);
+  return f.found;
+}
+
 bool contains(const Body& body, StmtKind kind) {
   KindFinder<StmtKind> finder(kind);
   finder.visit(body);

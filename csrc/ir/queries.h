@@ -34,6 +34,10 @@ bool contains(const Body& body, ExprKind kind);
 bool contains(const ExprPtr& e, ExprKind kind);
 bool contains(const Body& body, StmtKind kind);
 
+// Whether the statement reads or writes memory (tensors, shared arrays, through externals),
+// as the code generator's barriers must order.
+bool touches_memory(const StmtPtr& s);
+
 // How many iterations the loop runs, when its range(lo, hi, step) is made of constants (and
 // none so large that the count could overflow).
 std::optional<int64_t> constant_trip_count(const For& loop);

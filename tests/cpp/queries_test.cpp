@@ -64,5 +64,29 @@ TEST(Queries, UnconditionalLoadsLeaveOutWhatMayBeSkipped) {
   EXPECT_EQ(tensors, (std::vector<std::string>{"idx", "x", "c", "x"}));
 }
 
+TEST(Queries, TouchesMemoryOnlyWhereTensorsOrArraysAreAccessed) {
+  // Locals alone (a row kept in registers, a reduction into a local): no memory; a tensor's
+  // element read or written, or an external called, anywhere inside: memory.
+  const Type f32{ScalarType::F32, false};
+  auto local = [&](const std::string& n) { return var(n, {}, f32); };
+  auto element = [&](const std::string& t) {
+    return std::make_shared<FlatLoad>(t, iv("j"), f32, Loc{});
+  };
+  auto set = [&](ExprPtr target, ExprPtr value) {
+    return std::make_shared<Assign>(std::move(target), std::move(value), Loc{});
+  };
+  auto loop_of = [&](StmtPtr s) {
+    return std::make_shared<For>("j", int_imm(0), int_imm(8), int_imm(1), Body{std::move(s)},
+                                 Loc{});
+  };
+  EXPECT_FALSE(touches_memory(loop_of(set(local("o0"), local("x0")))));
+  EXPECT_TRUE(touches_memory(loop_of(set(local("o0"), element("x")))));
+  EXPECT_TRUE(touches_memory(loop_of(set(element("out"), local("o0")))));
+  EXPECT_TRUE(touches_memory(
+      std::make_shared<If>(local("c"), Body{set(local("a"), element("y"))}, Body{}, Loc{})));
+  EXPECT_FALSE(touches_memory(
+      std::make_shared<If>(local("c"), Body{set(local("a"), local("b"))}, Body{}, Loc{})));
+}
+
 }  // namespace
 }  // namespace parir

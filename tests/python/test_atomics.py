@@ -596,6 +596,11 @@ def test_an_update_between_parallel_levels_shares_its_old_value_through_shared_m
     assert "__shared__ int32_t parir_old0;" in src
     assert "if (threadIdx.x == 0) parir_old0 = parir::atomic_combine(parir::Sum(), &c[0], 1);" \
         in src
+    # The other threads read the old value only after the barrier that follows its store.
+    lines = [t.strip() for t in src.splitlines() if t.strip() and not t.startswith("#line")]
+    store = next(k for k, t in enumerate(lines) if t.endswith("parir_old0 = parir::atomic_combine("
+                                                               "parir::Sum(), &c[0], 1);"))
+    assert lines[store + 1] == "__syncthreads();", src
     parir._C.nvrtc_compile(src, "sm_90")
 
 

@@ -94,9 +94,57 @@ def kernel_statements(src):
     return kernels
 
 
+# Every thread reads y[i] after the reduction, then one thread overwrites it: the barrier
+# between the two is needed (block_reduce's comes before the reads).
+@parir.jit
+def max_then_read_then_write(x, y, N, M):
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        m = parir.max(x[i, :])
+        v = y[i]
+        y[i] = m + v
+
+
+# Every thread reads y[i] before the reduction and one thread overwrites it after: the
+# reduction's block_reduce orders the two, so no other barrier.
+@parir.jit
+def read_then_max_then_write(x, y, N, M):
+    parir.label('N')
+    for i in range(N):
+        v = y[i]
+        parir.label('M')
+        m = parir.max(x[i, :])
+        y[i] = m + v
+
+
+# Loops that touch no memory (rows in registers) need no barrier after them; the row that
+# one loop writes and the next reads at other threads' indices does.
+@parir.jit
+def scaled_then_shifted(x, out, N, M):
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        s = parir.sum(x[i, :])
+        parir.label('M')
+        for j in range(M):
+            out[i, j] = x[i, j] / s
+        parir.label('M')
+        for j in range(M):
+            x[i, j] = out[i, (j + 1) % M]
+
+
 @pytest.mark.parametrize("prog,args,spec,barriers", [
-    # Before the one thread's store of the row's maximum, after the block's reduction.
+    # block_reduce's barrier comes after every read of the row: the one thread's store of the
+    # row's maximum needs no other.
     (row_max_of_slices, [torch.ones(100, 1000), torch.ones(100), 100, 1000],
+     {"N": parir.threads(100), "M": parir.threads(256)}, 0),
+    (max_then_read_then_write, [torch.ones(100, 1000), torch.ones(100), 100, 1000],
+     {"N": parir.threads(100), "M": parir.threads(256)}, 1),
+    (read_then_max_then_write, [torch.ones(100, 1000), torch.ones(100), 100, 1000],
+     {"N": parir.threads(100), "M": parir.threads(256)}, 0),
+    # After the loop that writes out (read at other threads' indices by the next one).
+    (scaled_then_shifted, [torch.ones(100, 1000), torch.ones(100, 1000), 100, 1000],
      {"N": parir.threads(100), "M": parir.threads(256)}, 1),
     # The store ends the kernel: block_reduce's own barriers are all it needs.
     (sum_rows, [torch.ones(100, 37), torch.ones(100), 100, 37],
@@ -114,6 +162,75 @@ def test_barriers_are_printed_once_and_not_as_a_kernels_last_statement(prog, arg
             assert not (a == barrier and b == barrier), src
         last = [t for t in lines if t != "}"][-1]
         assert last != barrier, src
+
+@parir.jit
+def scale_by_half(x, y, N):
+    parir.label('i')
+    for i in range(N):
+        y[i] = 0.5 * x[i]
+
+
+# (program, arguments, spec, whether each thread counts its iterations from zero)
+COUNTED_LOOPS = [
+    # 2,048 groups of four on 1,024 threads: two each.
+    (row_max_of_slices, [(64, 8192), (64,), 64, 8192], {"N": 64, "M": 1024}, True),
+    # 250 groups on 256 threads: some threads have none.
+    (row_max_of_slices, [(64, 1000), (64,), 64, 1000], {"N": 64, "M": 256}, False),
+    # One group each.
+    (row_max_of_slices, [(64, 4096), (64,), 64, 4096], {"N": 64, "M": 1024}, False),
+    # Over two blocks of 1,024 threads, 16,384 elements in groups of four: two groups each.
+    (scale_by_half, [(16384,), (16384,), 16384], {"i": 2048}, True),
+]
+
+
+def _counted_case(prog, shapes, spec, device):
+    gen = torch.Generator().manual_seed(len(shapes[0]))
+    args = [torch.rand(s, generator=gen, dtype=torch.float32).to(device) - 0.25
+            if isinstance(s, tuple) else s for s in shapes]
+    return args, parir.par({k: parir.threads(v) for k, v in spec.items()})
+
+
+@pytest.mark.parametrize("prog,shapes,spec,counted", COUNTED_LOOPS)
+def test_iterations_per_thread_counted_from_zero(prog, shapes, spec, counted):
+    # A loop whose every thread runs the same iterations says how many: the CUDA compiler then
+    # unrolls it and issues the thread's loads together.
+    args, opts = _counted_case(prog, shapes, spec, "cpu")
+    src = parir.print_compiled(prog, args, opts)
+    assert ("for (int parir_k_" in src) == counted, src
+    _C.nvrtc_compile(src, "sm_90")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("prog,shapes,spec,counted", COUNTED_LOOPS)
+def test_iterations_per_thread_counted_on_the_gpu(prog, shapes, spec, counted):
+    args, opts = _counted_case(prog, shapes, spec, "cuda")
+    x, y = args[0], args[1]
+    want = x.amax(dim=1) if prog is row_max_of_slices else 0.5 * x
+    y.fill_(float("nan"))
+    prog(*args, opts=opts)
+    check_close(y, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("prog", [max_then_read_then_write, read_then_max_then_write,
+                                  scaled_then_shifted])
+@pytest.mark.parametrize("M", [1000, 4097])
+def test_barriers_left_out_keep_results(prog, M):
+    # The programs above on the GPU against plain Python: reads before a barrier that is left
+    # out would see the store (or miss it).
+    N = 37
+    gen = torch.Generator().manual_seed(M)
+    x = torch.rand(N, M, generator=gen, dtype=torch.float64) + 0.5
+    y = torch.rand((N, M) if prog is scaled_then_shifted else (N,), generator=gen,
+                   dtype=torch.float64) + 0.5
+    spec = parir.par({"N": parir.threads(N), "M": parir.threads(256)})
+    want_x, want_y = x.clone(), y.clone()
+    prog(want_x, want_y, N, M, seq=True)
+    got_x, got_y = x.cuda(), y.cuda()
+    prog(got_x, got_y, N, M, opts=spec)
+    check_close(got_x.cpu(), want_x)
+    check_close(got_y.cpu(), want_y)
+
 
 @pytest.mark.parametrize("prog", [softmax_rows, row_max_local, total_in_gpu_block, count_positive])
 def test_other_reduction_programs_compile(prog):
