@@ -241,15 +241,14 @@ class KernelPrinter {
     auto a = s->as<Assign>();
     const bool one_writer = a && a->target->as<FlatLoad>() && at_block_level();
     if (!one_writer && touches_memory(s)) fenced_ = false;
-    struct MeetPaths {
-      bool& fenced;
-      const bool entry;
-      const bool branches;
-      ~MeetPaths() {
-        if (branches) fenced = fenced && entry;
-      }
-    } meet{fenced_, fenced_,
-           s->as<If>() || s->as<While>() || (s->as<For>() && !s->as<For>()->par)};
+    const bool entry = fenced_;
+    statement(s);
+    if (s->as<If>() || s->as<While>() || (s->as<For>() && !s->as<For>()->par))
+      fenced_ = fenced_ && entry;
+  }
+
+  // The statement itself, as stmt() prints it.
+  void statement(const StmtPtr& s) {
     if (auto a = s->as<Assign>()) return assign(*a);
     if (auto f = s->as<For>()) return f->par ? parallel_for(*f) : sequential_for(*f);
     if (auto w = s->as<While>()) {

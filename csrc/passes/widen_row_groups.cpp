@@ -59,7 +59,7 @@ class RowGroupWidener : public IRMutator {
   int64_t width_ = 1;             // W of the loop being widened
   std::set<std::string> aligned_;  // the tensors it accesses W elements at a time
   int64_t bytes_ = 0;              // the most bytes of those accesses
-  bool widened_ = false;           // some accesses (of tensors or of shared memory) were
+  bool widened_ = false;           // some accesses (of tensors or shared memory) were widened
 
   // A body with each set of W accesses that the W statements starting somewhere make at
   // consecutive offsets moved at once; the bodies of branches (a thread's last group) alike.

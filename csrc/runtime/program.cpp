@@ -288,11 +288,12 @@ bool allow_dynamic_shared(const Driver& drv, CUfunction f, int device, const std
             "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)");
   drv.check(drv.cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
             "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
-  if (bytes + static_bytes > most && if_available) return false;
-  if (bytes + static_bytes > most)
+  if (bytes + static_bytes > most) {
+    if (if_available) return false;
     fail("parir: kernel '{}' is launched with {} bytes of dynamic shared memory (and uses {} "
          "of its own), more than the {} bytes a block may have on device {}",
          kernel, bytes, static_bytes, most, device);
+  }
   drv.check(drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                     static_cast<int>(bytes)),
             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
