@@ -991,7 +991,10 @@ std::string generate_cuda(const SpecializedFunction& prog, const Lowered& lowere
     if (!step.persistent.empty()) print_persistent_kernel(prog, lowered, step, names, out);
   // The plan launches kernels by the names the source defines them with.
   LaunchPlan plan = lowered.plan;
-  for_each_launch(plan.steps, [&](PlanStep& step) { step.kernel = names(step.kernel); });
+  for_each_launch(plan.steps, [&](PlanStep& step) {
+    step.kernel = names(step.kernel);
+    if (!step.aligned_kernel.empty()) step.aligned_kernel = names(step.aligned_kernel);
+  });
   for (auto& site : plan.bounds_sites) site.kernel = names(site.kernel);
   out += "\n" + print_plan(plan);
   return out;

@@ -67,7 +67,9 @@ void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& ou
         if (s.cluster > 1) out += fmt::format(" cluster({})", s.cluster);
         std::vector<std::string> args;
         for (const auto& a : s.args) args.push_back(identifier(a));
-        out += fmt::format(" ({})\n", fmt::join(args, ", "));
+        out += fmt::format(" ({})", fmt::join(args, ", "));
+        if (!s.aligned_kernel.empty()) out += fmt::format(" aligned({})", s.aligned_kernel);
+        out += "\n";
         break;
     }
   }
@@ -391,7 +393,7 @@ BoundsSite parse_check(const Line& l) {
 }
 
 PlanStep parse_launch(const Line& l) {
-  // launch NAME grid(G) block(B) [shared(S)] (args)
+  // launch NAME grid(G) block(B) [shared(S)] [cluster(C)] (args) [aligned(NAME)]
   PlanStep s;
   s.kind = PlanStep::Kind::Launch;
   s.kernel = first_word(l.text.substr(7)).first;
@@ -413,6 +415,8 @@ PlanStep parse_launch(const Line& l) {
   if (s.cluster < 1 || s.cluster > 16 || (s.cluster > 1 && s.grid % s.cluster != 0))
     bad(l, "a cluster holds 1 to 16 blocks and divides the grid");
   for (const auto& a : split_commas(group(l, l.text, pos, ""))) s.args.push_back(program_name(a));
+  if (l.text.find("aligned(", pos) != std::string::npos)
+    s.aligned_kernel = trim(group(l, l.text, pos, "aligned"));
   if (s.kernel.empty() || s.grid < 0 || s.block < 1 || s.block > 1024 || s.shared_bytes < 0)
     bad(l, "expected 'launch KERNEL grid(G) block(B) [shared(S [if available])] (ARGS)' with "
            "1 <= B <= 1024 and S >= 0");

@@ -16,6 +16,7 @@
 #include "passes/lower_slices.h"
 #include "passes/map_parallelism.h"
 #include "passes/simplify.h"
+#include "passes/specialize_aligned_kernels.h"
 #include "passes/specialize_arguments.h"
 #include "passes/split_variable_webs.h"
 #include "passes/verify_bounds.h"
@@ -182,6 +183,12 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   if (opts.persistent_loops) {
     fuse_host_loops(lowered);
     log.after("fuse_host_loops", dump(lowered));
+  }
+
+  // Kernels that test their tensors' alignment get a copy for aligned data, chosen at launch.
+  if (opts.wide_accesses) {
+    specialize_aligned_kernels(lowered);
+    log.after("specialize_aligned_kernels", dump(lowered));
   }
 
   lowered.plan.cuda_graphs = opts.use_cuda_graphs;

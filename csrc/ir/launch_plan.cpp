@@ -42,9 +42,13 @@ void resolve_steps(LaunchPlan& plan, std::vector<PlanStep>& steps,
     resolve_steps(plan, s.persistent, loops);  // runs instead of the loop: outside it
     if (s.kind != PlanStep::Kind::Launch) continue;
 
-    auto k = std::find(plan.kernels.begin(), plan.kernels.end(), s.kernel);
-    s.kernel_index = static_cast<int>(k - plan.kernels.begin());
-    if (k == plan.kernels.end()) plan.kernels.push_back(s.kernel);
+    auto index_of = [&](const std::string& kernel) {
+      auto k = std::find(plan.kernels.begin(), plan.kernels.end(), kernel);
+      if (k == plan.kernels.end()) k = plan.kernels.insert(k, kernel);
+      return static_cast<int>(k - plan.kernels.begin());
+    };
+    s.kernel_index = index_of(s.kernel);
+    s.aligned_kernel_index = s.aligned_kernel.empty() ? -1 : index_of(s.aligned_kernel);
     s.resolved_args.clear();
     for (const auto& a : s.args) {
       PlanStep::Arg arg;

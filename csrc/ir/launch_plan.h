@@ -17,7 +17,9 @@
 //   //@   launch jacobi_0 grid(98) block(128) (A, B)
 //   //@   launch jacobi_1 grid(98) block(128) (B, A)
 //
-// A launch may add shared(bytes) and cluster(blocks) after block(...). Lines "include DIR",
+// A launch may add shared(bytes) and cluster(blocks) after block(...), and after its arguments
+// aligned(KERNEL): the kernel's copy for tensors whose data is 16-byte aligned, launched instead
+// when every tensor argument's is (passes/specialize_aligned_kernels.h). Lines "include DIR",
 // "flag FLAG" and "link FILE" after the signature give NVRTC include directories and flags and
 // the device libraries to link. With CompileOptions.bounds_check, lines "check ID KERNEL TENSOR
 // DIM EXTENT LINE FILE" describe the run-time bounds checks, and the launches of checked kernels
@@ -72,9 +74,13 @@ struct PlanStep {
   bool shared_if_available = false;
   int64_t cluster = 1;  // thread block cluster size (blocks), when > 1
   std::vector<std::string> args;  // tensor parameters and host loop variables, in order
+  // The kernel's copy that assumes every tensor argument's data pointer is a multiple of 16
+  // bytes ("aligned(KERNEL)"), launched instead when that holds; empty if it has none.
+  std::string aligned_kernel;
   // Resolved by resolve_launch_args, so that running the plan looks nothing up by name: the
   // kernel's position in LaunchPlan::kernels, and for each argument its source.
   int kernel_index = -1;
+  int aligned_kernel_index = -1;  // of aligned_kernel, when there is one
   struct Arg {
     enum class Kind {
       Param,         // LaunchPlan::params[index], or temporaries[index - params.size()]
@@ -132,7 +138,8 @@ struct LaunchPlan {
   // a later kernel (see passes/split_multi_block_kernels.h).
   std::vector<PlanParam> temporaries;
   std::vector<PlanStep> steps;
-  // The kernels launched, each once, in order of first launch (set by resolve_launch_args).
+  // The kernels launched, each once, in order of first launch, a launch's aligned copy after its
+  // kernel (set by resolve_launch_args).
   std::vector<std::string> kernels;
   // The run-time bounds checks of the kernels (CompileOptions.bounds_check), by id - 1.
   std::vector<BoundsSite> bounds_sites;

@@ -350,10 +350,12 @@ const Program::Module& Program::module_for(int device, CUstream stream, bool cap
   for (const auto& s : plan_.steps)
     for (const auto& p : s.persistent) persistent[p.kernel_index] = true;
   for_each_launch(plan_.steps, [&](const PlanStep& step) {
-    cluster[step.kernel_index] = std::max(cluster[step.kernel_index], step.cluster);
-    shared[step.kernel_index] = std::max(shared[step.kernel_index], step.shared_bytes);
-    if (step.shared_bytes > 0 && !step.shared_if_available)
-      shared_optional[step.kernel_index] = false;
+    for (int k : {step.kernel_index, step.aligned_kernel_index}) {
+      if (k < 0) continue;
+      cluster[k] = std::max(cluster[k], step.cluster);
+      shared[k] = std::max(shared[k], step.shared_bytes);
+      if (step.shared_bytes > 0 && !step.shared_if_available) shared_optional[k] = false;
+    }
   });
   try {
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
@@ -646,11 +648,14 @@ void Program::launch_plan(const Module& mod, CUstream stream, void* const* param
     ptrs.assign(step.resolved_args.size(), nullptr);
     ints.assign(step.resolved_args.size(), 0);
     args.assign(step.resolved_args.size(), nullptr);
+    // The kernel's copy for aligned data, when every tensor's data pointer is a multiple of 16.
+    uintptr_t any_misaligned = 0;
     for (size_t i = 0; i < step.resolved_args.size(); ++i) {
       const PlanStep::Arg& a = step.resolved_args[i];
       switch (a.kind) {
         case PlanStep::Arg::Kind::Param:
           ptrs[i] = params[a.index];
+          any_misaligned |= reinterpret_cast<uintptr_t>(ptrs[i]) % 16;
           break;
         case PlanStep::Arg::Kind::HostVar:
           ints[i] = env.values[a.index];
@@ -662,9 +667,12 @@ void Program::launch_plan(const Module& mod, CUstream stream, void* const* param
       args[i] = a.kind == PlanStep::Arg::Kind::HostVar ? static_cast<void*>(&ints[i])
                                                         : static_cast<void*>(&ptrs[i]);
     }
-    CUfunction f = mod.functions[step.kernel_index];
+    const int kernel = step.aligned_kernel_index >= 0 && !any_misaligned
+                           ? step.aligned_kernel_index
+                           : step.kernel_index;
+    CUfunction f = mod.functions[kernel];
     const auto shared_bytes =
-        mod.without_shared[step.kernel_index] ? 0u : static_cast<unsigned>(step.shared_bytes);
+        mod.without_shared[kernel] ? 0u : static_cast<unsigned>(step.shared_bytes);
     if (step.cluster > 1) {
       CUlaunchAttribute cluster;
       CUlaunchConfig config = cluster_launch(step, shared_bytes, stream, cluster);

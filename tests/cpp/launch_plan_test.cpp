@@ -94,6 +94,27 @@ TEST(LaunchPlan, TemporariesFollowTheParameters) {
   EXPECT_THROW(parse_plan(src.replace(src.find("[3, 4]"), 6, "[3, 4] x")), Error);
 }
 
+TEST(LaunchPlan, AlignedCopiesRoundTripAndFollowTheirKernel) {
+  std::string src = kSource;
+  src.replace(src.find("(B, A)"), 6, "(B, A) aligned(jacobi_1_aligned)");
+  LaunchPlan plan = parse_plan(src);
+  EXPECT_EQ(plan.kernels,
+            (std::vector<std::string>{"jacobi_0", "jacobi_1", "jacobi_1_aligned"}));
+  std::vector<std::pair<int, int>> indices;
+  for_each_launch(plan.steps, [&](const PlanStep& s) {
+    indices.emplace_back(s.kernel_index, s.aligned_kernel_index);
+  });
+  EXPECT_EQ(indices, (std::vector<std::pair<int, int>>{{0, -1}, {1, 2}}));
+  const std::string printed = print_plan(plan);
+  EXPECT_NE(printed.find("launch jacobi_1 grid(7) block(32) shared(256) (B, A) "
+                         "aligned(jacobi_1_aligned)\n"),
+            std::string::npos)
+      << printed;
+  EXPECT_EQ(print_plan(parse_plan(printed)), printed);
+  EXPECT_THROW(parse_plan(src.replace(src.find("aligned(jacobi_1_aligned)"), 25, "aligned(x")),
+               Error);
+}
+
 TEST(LaunchPlan, RunsLoopsAndConditions) {
   LaunchPlan plan = parse_plan(kSource);
   std::vector<std::string> launches;

@@ -90,7 +90,8 @@ _PARAM = re.compile(r"^//@ param (\S+) (\w+)\[([^\]]*)\] strides\(([^)]*)\) (in|
 # A launch line, or a host loop's persistent kernel ("persistent launch", before its loop);
 # shared(...) and cluster(...) may follow the block.
 _LAUNCH = re.compile(r"^//@\s+(?:persistent )?launch (\S+) grid\(([^)]*)\) block\((\d+)\)"
-                     r"(?: shared\(\d+\))?(?: cluster\(\d+\))? \((.*)\)$")
+                     r"(?: shared\(\d+\))?(?: cluster\(\d+\))? \(([^)]*)\)"
+                     r"(?: aligned\((\S+)\))?$")
 _FOR = re.compile(r"^//@\s+for (\S+) in range\(")
 _TEMP = re.compile(r"^//@ temp (\S+) (\w+)\[([^\]]*)\]$")
 
@@ -149,11 +150,15 @@ def check_plan(program, args, source):
             if not m:
                 problems.append(f"unparsable launch line: {line}")
                 continue
-            kname, _, block, largs = m.groups()
+            kname, _, block, largs, aligned = m.groups()
             largs = _split(largs)
             if kname not in kernels:
                 problems.append(f"launch of {kname}, which the source does not define")
                 continue
+            # The copy for aligned tensors takes the same parameters under the same bound.
+            if aligned and kernels.get(aligned) != kernels[kname]:
+                problems.append(f"launch of {kname} names {aligned} as its aligned copy, "
+                                f"which the source does not define alike")
             bound, kparams = kernels[kname]
             if int(block) > bound:
                 problems.append(f"launch of {kname} with block({block}) over its "

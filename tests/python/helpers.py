@@ -1,3 +1,5 @@
+import re
+
 import torch
 
 import parir_torch as parir
@@ -60,3 +62,11 @@ def expect_error_in_loop(tmp_path, statement, pattern, args, spec, name="bad_pro
     with pytest.raises(parir.ParirError, match=pattern) as info:
         parir.print_compiled(m.f, args, spec)
     assert f"{tmp_path / (name + '.py')}:5" in str(info.value)
+
+
+def without_aligned_copies(source):
+    """A generated source without the kernels' copies for 16-byte aligned tensors (NAME_aligned,
+    passes/specialize_aligned_kernels.h): the code that tests counting a kernel's statements
+    read. test_wide_accesses checks the copies."""
+    return re.sub(r'\nextern "C" __global__ void __launch_bounds__\([^)]*\) \w+_aligned\(.*?\n}\n',
+                  "\n", source, flags=re.S)

@@ -23,7 +23,7 @@ import pytest
 import torch
 
 import parir_torch as parir
-from helpers import load_module
+from helpers import load_module, without_aligned_copies
 
 INTS = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16,
         torch.uint32, torch.uint64]
@@ -701,10 +701,11 @@ def test_an_update_is_never_repeated_into_a_later_kernel():
     src = parir.print_compiled(count_then_fill, [meta(2, torch.int32),
                                                  torch.empty(3, 5000, device="meta"), 3, 5000],
                                parir.par({'row': parir.threads(3), 'col': parir.threads(5000)}))
+    parir._C.nvrtc_compile(src, "sm_90")
+    src = without_aligned_copies(src)  # the fill's copy for aligned tensors repeats it
     assert len([l for l in src.splitlines() if l.startswith("//@ launch")]) == 2
     assert src.count("atomic_combine") == 1
     assert src.count("k = (r * 2L);") == 1  # the local is computed where it is used
-    parir._C.nvrtc_compile(src, "sm_90")
 
 
 def test_an_update_in_a_reduction_loop_is_not_its_accumulation():

@@ -13,10 +13,10 @@ import pytest
 import torch
 
 import parir_torch as parir
-from helpers import check_close
+from helpers import check_close, without_aligned_copies
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-from kernels import stencil_2d  # noqa: E402  (the roofline's 5-point stencil)
+from kernels import softmax_rows, stencil_2d  # noqa: E402  (the roofline's kernels)
 
 
 @parir.jit
@@ -175,9 +175,48 @@ def test_no_wide_accesses_where_they_cannot_apply():
     x, y = torch.empty(64, 3), torch.empty(64)
     assert "load_wide" not in code(row_sums, (x, y, 64, 3), row_spec(64))
     x, y = torch.empty(4097), torch.empty(4097)
-    text = code(shifted_sum, (x, y, 4097), spec(4096))
+    text = without_aligned_copies(code(shifted_sum, (x, y, 4097), spec(4096)))
     assert text.count("load_wide") == 1  # x[i] only; x[i + 1] element by element
 
+
+
+def kernel_text(source, name):
+    """The text of one kernel of a generated source, from its signature to its closing brace."""
+    start = source.index(f" {name}(")
+    return source[start:source.index("\n}\n", start)]
+
+
+def test_kernels_that_test_alignment_get_a_copy_for_aligned_data():
+    x, y = torch.empty(1 << 20), torch.empty(1 << 20)
+    text = code(axpy, (2.0, x, y, 1 << 20), spec(1 << 20))
+    assert "launch axpy grid(1024) block(512) (x, y) aligned(axpy_aligned)" in text
+    general, copy = kernel_text(text, "axpy"), kernel_text(text, "axpy_aligned")
+    assert "parir::aligned<8>(x, y)" in general and "y[" in general
+    # The copy has the wide accesses only: no test and no element path.
+    assert "parir::aligned" not in copy and "x[" not in copy and "y[" not in copy
+    assert copy.count("parir::load_wide") == 2 and copy.count("parir::store_wide") == 1
+    # Off the 16-byte grid the copy keeps the test of the range and the element path of the
+    # last group.
+    x, y = torch.empty(4097), torch.empty(4097)
+    copy = kernel_text(code(axpy, (2.0, x, y, 4097), spec(4097)), "axpy_aligned")
+    assert "if (i_w0 < 2048L) {" in copy and "parir::aligned" not in copy and "y[" in copy
+    # Rows kept in registers: the copy reads and writes whole groups only.
+    x, y = torch.empty(64, 2048), torch.empty(64, 2048)
+    text = code(softmax_rows, (x, y, 64, 2048),
+                parir.par({'N': parir.threads(64), 'M': parir.threads(512)}))
+    assert "aligned(softmax_rows_aligned)" in text
+    copy = kernel_text(text, "softmax_rows_aligned")
+    assert "parir::aligned" not in copy and "out[" not in copy
+    assert copy.count("x[") == 1  # the row's first element, where its maximum starts
+    # No test, no copy; nor without wide accesses.
+    x, y = torch.empty(2048), torch.empty(1024)
+    text = code(every_other, (x, y, 1024), spec(1024))
+    assert "_aligned" not in text and "aligned(" not in text
+    x, y = torch.empty(1 << 20), torch.empty(1 << 20)
+    opts = spec(1 << 20)
+    opts.wide_accesses = False
+    text = code(axpy, (2.0, x, y, 1 << 20), opts)
+    assert "_aligned" not in text
 
 @parir.jit
 def stencil_1d(x, y, N):
@@ -216,7 +255,7 @@ def test_loops_off_the_16_byte_grid_widen_their_whole_groups():
     # cut by the interior's edges; x[i, j - 1] and x[i, j + 1] off that grid are read element
     # by element.
     x, y = torch.empty(1000, 1000), torch.empty(1000, 1000)
-    text = code(stencil_2d, (x, y, 1000, 1000), stencil_spec(1000, 1000))
+    text = without_aligned_copies(code(stencil_2d, (x, y, 1000, 1000), stencil_spec(1000, 1000)))
     assert text.count("parir::load_wide(x + ") == 3 and text.count("parir::store_wide(y + ") == 1
     # Within the wide group the neighbours come from the loaded row: two elements, one past
     # each end of the group, are read on their own.
@@ -320,6 +359,33 @@ def test_misaligned_views_take_the_element_path(offset):
     lo, hi = (offset * 3) % 8, (offset * 3) % 8 + n
     assert torch.equal(ys[:lo], untouched[:lo]) and torch.equal(ys[hi:], untouched[hi:])
 
+
+
+def launched_kernels(run):
+    """The names of the CUDA kernels run() launches, from a profiler trace."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+@pytest.mark.gpu
+def test_aligned_tensors_launch_the_copy_and_views_off_16_bytes_the_tested_kernel():
+    n = 1 << 16
+    xs, ys = fresh(n + 4, seed=8), fresh(n + 4, seed=9)
+    for offset, kernel in ((0, "axpy_aligned"), (2, "axpy"), (4, "axpy_aligned")):
+        x, y = xs[offset:offset + n], ys[offset:offset + n]
+        expected = y + 3.0 * x
+        names = launched_kernels(lambda: axpy(3.0, x, y, n, opts=spec(n)))
+        assert [k for k in names if k.startswith("axpy")] == [kernel], (offset, names)
+        check_close(y, expected, f"axpy at offset {offset}")
+    # One of the tensors off 16 bytes is enough for the tested kernel; 8-byte groups still
+    # take their wide path in it (x and y at 8 bytes).
+    x, y = xs[2:2 + n], ys[:n]
+    expected = y + 3.0 * x
+    names = launched_kernels(lambda: axpy(3.0, x, y, n, opts=spec(n)))
+    assert [k for k in names if k.startswith("axpy")] == ["axpy"], names
+    check_close(y, expected, "axpy with one view at 8 bytes")
 
 @pytest.mark.gpu
 def test_in_place_and_aliased_arguments():
