@@ -90,7 +90,7 @@ _PARAM = re.compile(r"^//@ param (\S+) (\w+)\[([^\]]*)\] strides\(([^)]*)\) (in|
 # A launch line, or a host loop's persistent kernel ("persistent launch", before its loop);
 # shared(...) and cluster(...) may follow the block.
 _LAUNCH = re.compile(r"^//@\s+(?:persistent )?launch (\S+) grid\(([^)]*)\) block\((\d+)\)"
-                     r"(?: shared\(\d+\))?(?: cluster\(\d+\))? \(([^)]*)\)"
+                     r"(?: shared\(\d+(?: if available)?\))?(?: cluster\(\d+\))? \(([^)]*)\)"
                      r"(?: aligned\((\S+)\))?$")
 _FOR = re.compile(r"^//@\s+for (\S+) in range\(")
 _TEMP = re.compile(r"^//@ temp (\S+) (\w+)\[([^\]]*)\]$")

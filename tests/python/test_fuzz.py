@@ -59,6 +59,17 @@ def test_random_programs_compile(names):
     assert not failures, "\n".join(failures)
 
 
+def test_plans_with_optional_shared_memory_and_aligned_copies_are_checked():
+    # Rows kept in shared memory where the GPU gives it, and a copy for aligned tensors: the
+    # plan check once read such launch lines as unparsable (seeds 90229 and 90300).
+    failures, _ = _failures("compile", [90229, 90300], "awkward")
+    assert not failures, "\n".join(failures)
+    line = ("//@ launch goto_0 grid(1000) block(32) shared(65536 if available) (a, out2) "
+            "aligned(goto_0_aligned)")
+    m = fuzz_run._LAUNCH.match(line)
+    assert m and m.groups() == ("goto_0", "1000", "32", "a, out2", "goto_0_aligned")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("names", sorted(GPU_SEEDS))
 def test_random_programs_match_plain_python(names):
