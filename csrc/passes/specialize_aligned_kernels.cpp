@@ -1,5 +1,7 @@
 #include "passes/specialize_aligned_kernels.h"
 
+#include <map>
+
 #include "ir/visitor.h"
 
 namespace parir {
@@ -58,19 +60,19 @@ class AssumeAligned : public IRMutator {
 
 void specialize_aligned_kernels(Lowered& lowered) {
   std::vector<Kernel> copies;
+  std::map<std::string, std::string> copy_of;  // kernel -> its copy's name
   for (const auto& k : lowered.kernels) {
     FindsAlignmentTests tests;
     tests.visit(k.root);
     if (!tests.found || !tests.within_16_bytes) continue;
     Kernel copy = k;
-    copy.name = k.name + kAlignedSuffix;
+    copy.name = copy_of[k.name] = k.name + kAlignedSuffix;
     copy.root = AssumeAligned().mutate(k.root);
     copies.push_back(std::move(copy));
   }
   if (copies.empty()) return;
   for_each_launch(lowered.plan.steps, [&](PlanStep& step) {
-    for (const auto& c : copies)
-      if (c.name == step.kernel + kAlignedSuffix) step.aligned_kernel = c.name;
+    if (auto it = copy_of.find(step.kernel); it != copy_of.end()) step.aligned_kernel = it->second;
   });
   // After the kernels they copy, so that the source reads the general kernel first.
   for (auto& c : copies) lowered.kernels.push_back(std::move(c));
