@@ -100,7 +100,9 @@ def _python_number(a, name=None, require_cuda=True):
         return key, _C.ArgValue.bool(a)
     if t is int:
         if not _INT64_MIN <= a <= _INT64_MAX:
-            raise ParirValueError(f"argument '{name}' = {a} does not fit in a 64-bit integer")
+            raise ParirValueError(f"argument '{name}' = {a} does not fit in a 64-bit integer"
+                                  + (f"; pass numpy.uint64({a}) for an unsigned one"
+                                     if 0 <= a < 1 << 64 else ""))
         return key, _C.ArgValue.int(a)
     return key, _C.ArgValue.float(a)
 

@@ -473,9 +473,36 @@ def _to_integer(fn):
                   f"math.{fn.__name__}(x) in a parir function: parir.int64(parir.{fn.__name__}(x))")
 
 
+# NumPy's functions and dtypes that a parir function may call (np.exp(x), np.float32(x)): those
+# parir has under the same name (the frontend's numpy_name). NumPy's min and max are not among
+# them: their second argument is an axis.
+NUMPY_NAMES = {name: name for name in (
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan",
+    "sinh", "cosh", "tanh", "floor", "ceil", "trunc", "sign", "isnan", "isinf", "isfinite",
+    "copysign", "hypot", "fmod", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "float16", "float32", "float64", "bool")}
+# The names NumPy's ufuncs carry for the ones spelled differently (np.abs is np.absolute).
+NUMPY_NAMES.update({"absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+                    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
+                    "arctan2": "atan2", "rint": "round"})
+
+
+def _numpy_name(f):
+    """The name of NumPy function or dtype `f` (np.exp, np.float32), or None."""
+    if type(f).__module__ == "numpy" and type(f).__name__ == "ufunc":
+        return f.__name__
+    if isinstance(f, type) and f.__module__ == "numpy":
+        return f.__name__
+    return None
+
+
 def plain_math(f):
-    """What a call of Python's math function `f` runs in a parir function run as plain Python:
-    parir's function of that name; None for anything else."""
+    """What a call of Python's math function `f`, or of one of NumPy's that parir has (np.exp,
+    np.float32), runs in a parir function run as plain Python: parir's function of that name;
+    None for anything else."""
+    numpy_name = _numpy_name(f)
+    if numpy_name in NUMPY_NAMES:
+        return COMPILER_NAMES[NUMPY_NAMES[numpy_name]]
     if getattr(f, "__module__", None) != "math" and getattr(_math, getattr(f, "__name__", ""),
                                                             None) is not f:
         return None

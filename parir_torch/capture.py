@@ -6,6 +6,7 @@ import inspect
 import math
 import sys
 import textwrap
+import types
 
 from . import _C
 from ._C import ParirError
@@ -42,6 +43,8 @@ def compiler_aliases(fn):
                 out[name] = "module"
             elif value is math:
                 out[name] = "math"
+            elif isinstance(value, types.ModuleType) and value.__name__ == "numpy":
+                out[name] = "numpy"
             elif id(value) in by_id:
                 out[name] = by_id[id(value)]
     return out

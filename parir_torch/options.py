@@ -7,6 +7,7 @@ the Python names). The constructor, the key (options_key), the constants a trace
 """
 
 import enum
+import operator
 import os
 import textwrap
 from typing import NamedTuple
@@ -27,6 +28,17 @@ class CompileBackend(enum.Enum):
     Auto = "auto"
     Cuda = "cuda"
     Metal = "metal"
+
+
+def _as_int(n, what):
+    """n as a Python int: ints and integers of other libraries (np.int64(1000), a 0-d integer
+    tensor's .item()), not bools, floats or anything else."""
+    if isinstance(n, bool):
+        raise ParirTypeError(f"{what}, got {n!r}")
+    try:
+        return operator.index(n)
+    except TypeError:
+        raise ParirTypeError(f"{what}, got {n!r}") from None
 
 
 class LoopPar:
@@ -59,8 +71,7 @@ class LoopPar:
         """A LoopPar requesting `nthreads` parallel threads for the loop."""
         if isinstance(nthreads, torch.SymInt):  # a size while torch.compile or export trace
             nthreads = int(nthreads)  # parir code is specialized on it (a guard)
-        if isinstance(nthreads, bool) or not isinstance(nthreads, int):
-            raise ParirTypeError(f"parir.threads needs a non-negative int, got {nthreads!r}")
+        nthreads = _as_int(nthreads, "parir.threads needs a non-negative int")
         if nthreads < 0:
             raise ParirValueError(f"parir.threads needs a non-negative int, got {nthreads!r}")
         return self._with(nthreads=nthreads)
@@ -79,8 +90,7 @@ class LoopPar:
         """A LoopPar that runs `tpb` threads per block (default 1024, the compiler's
         LoopPar::kDefaultThreadsPerBlock): a multiple of 32, at most 1024 (CUDA's limit)."""
         what = f"threads per block must be a multiple of 32 in [32, 1024], got {tpb!r}"
-        if isinstance(tpb, bool) or not isinstance(tpb, int):
-            raise ParirTypeError(what)
+        tpb = _as_int(tpb, what)
         if tpb < 32 or tpb > 1024 or tpb % 32:
             raise ParirValueError(what)
         return self._with(tpb=tpb)

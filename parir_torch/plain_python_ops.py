@@ -26,6 +26,7 @@ _Tensor = torch.Tensor
 # ----- types ---------------------------------------------------------------------------------
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
+_INT64_MAX = (1 << 63) - 1
 _UNSIGNED = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
 # Unsigned types torch has few kernels for: their arithmetic computes in int64 and wraps back.
 _WIDE_UNSIGNED = (torch.uint16, torch.uint32, torch.uint64)
@@ -45,7 +46,8 @@ def _type_of(x):
     if isinstance(x, bool):
         return torch.bool, True
     if isinstance(x, int):
-        return torch.int64, True
+        # A literal of 2^63 or more is a uint64, as the compiler (and C) types it.
+        return (torch.uint64, False) if x > _INT64_MAX else (torch.int64, True)
     return torch.float64, True
 
 
@@ -84,7 +86,9 @@ def promote(a, b):
 
 def _as_type(x, dtype):
     """x as an operand of an operation computed in `dtype`: a tensor converted, a Python number
-    as it is (weak, it takes the tensor's type)."""
+    as it is (weak, it takes the tensor's type); a uint64 literal as its bits in int64."""
+    if type(x) is int and x > _INT64_MAX and dtype == torch.int64:
+        return x - (1 << 64)
     return x.to(dtype) if isinstance(x, _Tensor) and x.dtype != dtype else x
 
 
@@ -92,6 +96,12 @@ def _as_type(x, dtype):
 
 _FLOATS = frozenset((torch.float16, torch.bfloat16, torch.float32, torch.float64))
 _NARROW_INTS = frozenset((torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8))
+
+
+def _named(apply, name):
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"a {name} b, typed as the compiled code types it."
+    return apply
 
 
 def _arithmetic(op, name):
@@ -113,13 +123,11 @@ def _arithmetic(op, name):
                 return op(a, b)
         elif type(other) is float or type(other) is int:
             if dtype in _FLOATS or (ints_closed and type(other) is int
-                                    and dtype in _NARROW_INTS):
+                                    and other <= _INT64_MAX and dtype in _NARROW_INTS):
                 return op(a, b)
         return _promoted(op, a, b)
 
-    apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = f"a {name} b, typed as the compiled code types it."
-    return apply
+    return _named(apply, name)
 
 
 def _promoted(op, a, b):
@@ -135,6 +143,43 @@ def _promoted(op, a, b):
     if dtype in _WIDE_UNSIGNED:
         return op(_as_type(a, torch.int64), _as_type(b, torch.int64)).to(dtype)
     return op(_as_type(a, dtype), _as_type(b, dtype))
+
+
+def _bitwise(op, name):
+    def apply(a, b):
+        if not isinstance(a, _Tensor) and not isinstance(b, _Tensor):
+            return op(a, b)
+        dtype, _ = promote(a, b)
+        if dtype not in _WIDE_UNSIGNED:
+            return op(a, b)  # torch's promotion is the compiler's here
+        # torch has no shifts (nor, on the CPU, bitwise kernels) for uint16-uint64: compute on
+        # the same bits in int64 and wrap back.
+        x, y = _as_type(a, torch.int64), _as_type(b, torch.int64)
+        r = op(x, y)
+        if op is operator.rshift and dtype == torch.uint64:
+            # A logical shift: int64's arithmetic one copies the top bit, which uint64's
+            # values above 2^63 have set.
+            s = torch.as_tensor(y, dtype=torch.int64)
+            keep = torch.where(s > 0, (1 << (64 - s.clamp(1, 63))) - 1, -1)
+            r = r & keep
+        return r.to(dtype)
+
+    return _named(apply, name)
+
+
+lshift = _bitwise(operator.lshift, "lshift")
+rshift = _bitwise(operator.rshift, "rshift")
+or_ = _bitwise(operator.or_, "or_")
+xor = _bitwise(operator.xor, "xor")
+and_ = _bitwise(operator.and_, "and_")
+
+
+def index(i):
+    """An index of one element: an element of an integer or bool tensor as an int (the compiled
+    code indexes by its value, where torch takes a uint8 or bool tensor for a mask)."""
+    if isinstance(i, _Tensor) and i.dim() == 0 and not i.dtype.is_floating_point:
+        return int(i)
+    return i
 
 
 add = _arithmetic(operator.add, "add")

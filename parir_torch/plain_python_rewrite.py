@@ -48,8 +48,8 @@ _HELPERS = {
     "callee": None,  # set below, once callee() is defined
     "add": ops.add, "sub": ops.sub, "mul": ops.mul, "truediv": ops.truediv,
     "floordiv": ops.floordiv, "mod": ops.mod, "pow": ops.pow,
-    "lshift": operator.lshift, "rshift": operator.rshift, "or": operator.or_,
-    "xor": operator.xor, "and": operator.and_, "matmul": operator.matmul,
+    "lshift": ops.lshift, "rshift": ops.rshift, "or": ops.or_, "xor": ops.xor, "and": ops.and_,
+    "matmul": operator.matmul, "index": ops.index,
     # Python's own abs/min/max/int/float/bool are parir's in a parir function (frontend).
     "abs": parir_builtins.abs, "min": parir_builtins.min, "max": parir_builtins.max,
     "int": parir_builtins.int64, "float": parir_builtins.float64, "bool": parir_builtins.bool_,
@@ -57,9 +57,10 @@ _HELPERS = {
 
 # Operators with the compiled code's typing (plain_python_ops); the others are Python's.
 _ARITHMETIC = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
-               ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow"}
-_OTHER_OPERATORS = {ast.LShift: "lshift", ast.RShift: "rshift", ast.BitOr: "or",
-                    ast.BitXor: "xor", ast.BitAnd: "and", ast.MatMult: "matmul"}
+               ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow",
+               ast.LShift: "lshift", ast.RShift: "rshift", ast.BitOr: "or",
+               ast.BitXor: "xor", ast.BitAnd: "and"}
+_OTHER_OPERATORS = {ast.MatMult: "matmul"}
 _BUILTIN_CALLS = ("abs", "min", "max", "int", "float", "bool")
 
 
@@ -81,6 +82,19 @@ def _parts(index):
 
 def _has_step(index):
     return any(isinstance(p, ast.Slice) and p.step is not None for p in _parts(index))
+
+
+def _element_indices(index):
+    """The index of a subscript with each index that is not a constant or a slice passed
+    through index(): an element of an integer tensor as an int, which torch would otherwise
+    take for a mask (uint8, bool) or a gather."""
+    def part(p):
+        if isinstance(p, (ast.Slice, ast.Constant)):
+            return p
+        return _located(ast.Call(_helper("index"), [p], []), p)
+    if isinstance(index, ast.Tuple):
+        return _located(ast.Tuple([part(p) for p in index.elts], index.ctx), index)
+    return part(index)
 
 
 def _index_value(index):
@@ -116,6 +130,7 @@ class _Rewriter(ast.NodeTransformer):
             if isinstance(part, ast.Slice):
                 _used_at_once(part.lower, part.upper, part.step)
         node = self.generic_visit(node)
+        node.slice = _element_indices(node.slice)
         if not isinstance(node.ctx, ast.Load):
             return node
         if _has_step(node.slice):

@@ -22,6 +22,7 @@
 #include "passes/verify_bounds.h"
 #include "passes/widen_accesses.h"
 #include "passes/widen_row_groups.h"
+#include "passes/warn_narrowed_loop_variables.h"
 #include "passes/warn_racy_writes.h"
 #include "passes/split_parallel_nests.h"
 #include "passes/split_multi_block_kernels.h"
@@ -112,6 +113,9 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
 
   // Writes to data-chosen elements inside parallel loops may race: a warning, not an error.
   warn_racy_writes(prog);
+
+  // Loop variables computed in a narrower integer type they overflow wrap: a warning.
+  warn_narrowed_loop_variables(prog);
 
   // Reduction loops get their target and operation; their bodies accumulate per thread.
   detect_reductions(prog);

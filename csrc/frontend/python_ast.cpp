@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace py = pybind11;
 
@@ -64,12 +65,36 @@ class Converter {
         if (it != aliases_.end() && it->second == "module") return py::str(node.attr("attr"));
         if (it != aliases_.end() && it->second == "math")
           return "math." + std::string(py::str(node.attr("attr")));
+        if (it != aliases_.end() && it->second == "numpy")
+          return numpy_name(node, py::str(base.attr("id")), py::str(node.attr("attr")));
       }
     } else if (t == "Name") {
       auto it = aliases_.find(py::str(node.attr("id")));
       if (it != aliases_.end() && it->second != "module") return it->second;
     }
     return "";
+  }
+
+  // np.pi, np.inf, np.exp(x), np.float32(x): NumPy's constants, its math functions that parir
+  // has under the same name, and its dtypes as conversions. Its min and max are left out: their
+  // second argument is an axis, not a value.
+  std::string numpy_name(const py::handle& node, const std::string& alias,
+                         const std::string& attr) const {
+    if (attr == "pi" || attr == "e" || attr == "inf" || attr == "nan") return "math." + attr;
+    static const std::map<std::string, std::string> spelled_differently = {
+        {"absolute", "abs"}, {"arcsin", "asin"},   {"arccos", "acos"},   {"arctan", "atan"},
+        {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"}, {"arctan2", "atan2"},
+        {"rint", "round"}};
+    auto alias_of = spelled_differently.find(attr);
+    const std::string name = alias_of == spelled_differently.end() ? attr : alias_of->second;
+    auto b = builtin_from_name(name);
+    if ((b && *b != Builtin::Min && *b != Builtin::Max) || scalar_type_from_name(name))
+      return name;
+    fail_at(node, fmt::format("{}.{} cannot be used in a parir function; NumPy's constants "
+                              "(pi, e, inf, nan), dtypes ({}.float32(x), ...) and the math "
+                              "functions parir has (exp, sqrt, ...) can, and parir.min, "
+                              "parir.max, parir.sum, ... are NumPy's minimum, maximum, sum",
+                              alias, attr, alias));
   }
 
   // ----- statements -----------------------------------------------------------------------
@@ -341,7 +366,14 @@ class Converter {
       try {
         return int_imm(v.cast<int64_t>(), l);
       } catch (const py::cast_error&) {
-        fail_at(node, "integer literal does not fit in 64 bits");
+      }
+      // 2^63 .. 2^64 - 1 (the constants of 64-bit hashes, 0x9E3779B97F4A7C15): a uint64, as C
+      // types a literal too large for its signed type.
+      try {
+        return int_imm(static_cast<int64_t>(v.cast<uint64_t>()), l, Type{ScalarType::U64, false});
+      } catch (const py::cast_error&) {
+        fail_at(node, "integer literal does not fit in 64 bits (int64, or uint64 where it is "
+                      "2^63 or more)");
       }
     }
     if (py::isinstance<py::float_>(v)) return float_imm(v.cast<double>(), l);
@@ -628,6 +660,27 @@ class Converter {
     return v;
   }
 
+  // float('inf'), float('-inf'), float('nan') (as Triton's and PyTorch's code writes
+  // infinities): the float Python makes of the string; nullptr for any other call.
+  ExprPtr float_of_string(const py::handle& node) const {
+    py::handle func = node.attr("func");
+    if (node_type(func) != "Name" || std::string(py::str(func.attr("id"))) != "float" ||
+        !parir_name(func).empty() || py::len(node.attr("args")) != 1 ||
+        py::len(node.attr("keywords")) != 0)
+      return nullptr;
+    py::handle arg = node.attr("args")[py::int_(0)];
+    if (node_type(arg) != "Constant" || !py::isinstance<py::str>(arg.attr("value")))
+      return nullptr;
+    try {
+      return float_imm(py::module_::import("builtins").attr("float")(arg.attr("value"))
+                           .cast<double>(),
+                       loc(node));
+    } catch (const py::error_already_set&) {
+      fail_at(node, fmt::format("float({}) is not a number",
+                                std::string(py::repr(arg.attr("value")))));
+    }
+  }
+
   // "f" for a Name, "mod.f" for an attribute of a name; "" otherwise.
   static std::string dotted_name(const py::handle& node) {
     std::string t = node_type(node);
@@ -678,6 +731,7 @@ class Converter {
     if (ExprPtr s = shape_call(node)) return s;
     Loc l = loc(node);
     py::handle func = node.attr("func");
+    if (ExprPtr f = float_of_string(node)) return f;
     std::vector<ExprPtr> args;
     for (const auto& a : node.attr("args")) {
       if (node_type(a) == "Starred") fail_at(a, "*args in calls are not supported");

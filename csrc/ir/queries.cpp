@@ -260,6 +260,29 @@ std::set<std::string> assigned_names(const Body& body) {
   return a.names;
 }
 
+std::map<std::string, int> assignment_counts(const Body& body) {
+  class Count : public IRVisitor {
+   public:
+    std::map<std::string, int> count;
+
+   protected:
+    void visit_node(const Assign* n) override {
+      if (auto v = n->target->as<Var>()) ++count[v->name];
+      IRVisitor::visit_node(n);
+    }
+    void visit_node(const For* n) override {
+      ++count[n->var];
+      IRVisitor::visit_node(n);
+    }
+    void visit_node(const AtomicUpdate* n) override {
+      if (n->result) ++count[n->result->as<Var>()->name];
+      IRVisitor::visit_node(n);
+    }
+  } c;
+  c.visit(body);
+  return c.count;
+}
+
 std::optional<int64_t> coefficient(const ExprPtr& e, const std::string& v) {
   if (!mentions(e, {v})) return 0;
   if (auto x = e->as<Var>()) return x->name == v ? 1 : 0;

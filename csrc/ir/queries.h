@@ -1,6 +1,7 @@
 // Small questions passes ask of the IR.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -57,6 +58,9 @@ std::optional<int64_t> constant_difference(const ExprPtr& a, const ExprPtr& b);
 
 // The locals and loop variables that the body assigns (atomic updates' result locals too).
 std::set<std::string> assigned_names(const Body& body);
+
+// How many times each of those is assigned, anywhere in the body (a loop counts once).
+std::map<std::string, int> assignment_counts(const Body& body);
 
 // Every name the body binds or reads: locals, loop variables, reduction accumulators and the
 // tensors it indexes.

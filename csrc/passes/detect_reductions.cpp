@@ -284,6 +284,55 @@ class RewriteArgUpdate : public IRMutator {
   }
 };
 
+// A reduce loop in which no accumulation was found may still update one element from every
+// iteration (`out[0] ^= x[i]`, `out[0] = out[0] | x[i]`): an operation that parir does not
+// combine across threads. As an ordinary parallel loop every thread would read, update and
+// write the element at once, losing updates; that is an error naming the statement.
+class RejectUnreducedUpdates : public IRVisitor {
+ public:
+  RejectUnreducedUpdates(const SpecializedFunction& p, const For& loop)
+      : prog_(p), loop_(loop), changing_(assigned_names(loop.body)) {
+    changing_.insert(loop.var);
+  }
+
+ protected:
+  const SpecializedFunction& prog_;
+  const For& loop_;
+  std::set<std::string> changing_;  // the loop's variable and the names its body assigns
+
+  void visit_node(const Assign* n) override {
+    IRVisitor::visit_node(n);
+    auto l = n->target->as<Load>();
+    if (!l) return;
+    for (const auto& i : l->indices)
+      if (mentions(i, changing_)) return;  // each iteration's own element, or data-chosen
+    if (!reads(n->value, n->target)) return;
+    auto b = strip_casts(n->value)->as<Binary>();
+    const char* op = b ? python_symbol(b->op) : "an operation";
+    prog_.error(n->loc, fmt::format(
+        "the reduction loop on line {} updates {} with {} in every iteration, which parir "
+        "does not combine across threads (it reduces +, -, *, min and max); its threads "
+        "would update {} at once and lose updates. Use an atomic update (parir.atomic_xor, "
+        "parir.atomic_or, parir.atomic_and, ...), or drop .reduce() from the label to run "
+        "the loop sequentially",
+        loop_.loc.line, to_string(n->target), op, to_string(n->target)));
+  }
+
+  static bool reads(const ExprPtr& e, const ExprPtr& place) {
+    if (!e) return false;
+    if (same_place(e, place)) return true;
+    if (auto b = e->as<Binary>()) return reads(b->a, place) || reads(b->b, place);
+    if (auto u = e->as<Unary>()) return reads(u->a, place);
+    if (auto c = e->as<Cast>()) return reads(c->a, place);
+    if (auto s = e->as<Select>())
+      return reads(s->cond, place) || reads(s->a, place) || reads(s->b, place);
+    if (auto c = e->as<Call>())
+      return std::any_of(c->args.begin(), c->args.end(),
+                         [&](const ExprPtr& a) { return reads(a, place); });
+    return false;
+  }
+};
+
 class Detect : public IRMutator {
  public:
   explicit Detect(const SpecializedFunction& p) : prog_(p), names_(p) {}
@@ -460,7 +509,10 @@ class Detect : public IRMutator {
     find.mutate(n->body);
     // A loop that shares a reduce label but accumulates nothing is an ordinary parallel loop
     // (softmax's normalization loop, say).
-    if (!find.target) return IRMutator::mutate_node(n, self);
+    if (!find.target) {
+      RejectUnreducedUpdates(prog_, *n).visit(n->body);
+      return IRMutator::mutate_node(n, self);
+    }
     RewriteBody rewrite(prog_, *n, acc);
     rewrite.target = find.target;
     rewrite.op = find.op;

@@ -388,6 +388,25 @@ class Typer : public IRMutator {
   }
 };
 
+// The first read of a name that is neither a local nor a loop variable anywhere in the body.
+const Var* first_undefined_read(const Body& body, const std::map<std::string, Type>& locals) {
+  class Find : public IRVisitor {
+   public:
+    Find(const std::map<std::string, Type>& l, std::set<std::string> loop_vars)
+        : locals_(l), bound_(std::move(loop_vars)) {}
+    const Var* found = nullptr;
+
+   protected:
+    void visit_node(const Var* n) override {
+      if (!found && !locals_.count(n->name) && !bound_.count(n->name)) found = n;
+    }
+    const std::map<std::string, Type>& locals_;
+    std::set<std::string> bound_;
+  } find(locals, assigned_names(body));
+  find.visit(body);
+  return find.found;
+}
+
 }  // namespace
 
 void infer_types(SpecializedFunction& prog) {
@@ -402,10 +421,17 @@ void infer_types(SpecializedFunction& prog) {
     if (locals == before) break;
   }
   for (const auto& [name, t] : locals)
-    if (!t.known())
+    if (!t.known()) {
+      // Most often a value comes from a name defined nowhere (a module's global constant):
+      // that is the error to report, at the read.
+      if (const Var* undefined = first_undefined_read(prog.body, locals))
+        prog.error(undefined->loc, fmt::format("name '{}' is not defined: parir functions see "
+                                               "only their arguments, loop variables and locals",
+                                               undefined->name));
       fail("{}: the type of local variable '{}' cannot be inferred: every assignment to it "
            "depends on its own value",
            prog.source->filename, prog.user_name(name));
+    }
   for (const auto& name : prog.wide_accumulators)
     if (auto it = locals.find(name); it != locals.end())
       if (ScalarType t = it->second.scalar; is_bool(t) || is_int(t))

@@ -5,20 +5,29 @@
 #include "ir/arith.h"
 #include "ir/visitor.h"
 #include "ir/fresh_names.h"
+#include "ir/queries.h"
 #include "passes/simplify.h"
 
 namespace parir {
 namespace {
 
-std::optional<int64_t> constant(const ExprPtr& e) {
+// The integer locals that the function's own body assigns a constant once (`n, m = x.shape`,
+// `half = m // 2`), which simplify later puts in their place: slice bounds may name them.
+using ConstantLocals = std::map<std::string, int64_t>;
+
+std::optional<int64_t> constant(const ExprPtr& e, const ConstantLocals& locals) {
   if (!e) return std::nullopt;
   if (auto i = e->as<IntImm>()) return i->value;
+  if (auto v = e->as<Var>()) {
+    auto it = locals.find(v->name);
+    return it == locals.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
   if (auto u = e->as<Unary>(); u && u->op == UnaryOp::Neg) {
-    auto a = constant(u->a);
+    auto a = constant(u->a, locals);
     return a ? std::optional<int64_t>(-*a) : std::nullopt;
   }
   if (auto b = e->as<Binary>()) {
-    auto x = constant(b->a), y = constant(b->b);
+    auto x = constant(b->a, locals), y = constant(b->b, locals);
     if (!x || !y) return std::nullopt;
     switch (b->op) {
       case BinaryOp::Add:
@@ -36,6 +45,18 @@ std::optional<int64_t> constant(const ExprPtr& e) {
     }
   }
   return std::nullopt;
+}
+
+ConstantLocals constant_locals(const Body& body) {
+  std::map<std::string, int> counts = assignment_counts(body);
+  ConstantLocals locals;
+  for (const auto& s : body) {
+    auto a = s->as<Assign>();
+    auto v = a ? a->target->as<Var>() : nullptr;
+    if (!v || counts[v->name] != 1 || !s->labels.empty()) continue;
+    if (auto c = constant(a->value, locals)) locals[v->name] = *c;
+  }
+  return locals;
 }
 
 // One slice dimension of one tensor access: element index = start + i * step, i < extent.
@@ -63,9 +84,10 @@ ExprPtr i64(int64_t v, Loc l) { return int_imm(v, l); }
 class Lowering {
  public:
   Lowering(const SpecializedFunction& p, const CompileOptions& opts, FreshNames& names,
-           std::set<std::string>& wide, const Assign& a, bool host_level)
-      : prog_(p), opts_(opts), spec_(opts.parallelize), names_(names), wide_(wide), a_(a),
-        host_(host_level) {}
+           std::set<std::string>& wide, const ConstantLocals& locals, const Assign& a,
+           bool host_level)
+      : prog_(p), opts_(opts), spec_(opts.parallelize), names_(names), wide_(wide),
+        locals_(locals), a_(a), host_(host_level) {}
 
   Body run() {
     std::vector<SliceDim> target_dims;
@@ -105,6 +127,7 @@ class Lowering {
   const ParallelSpec& spec_;
   FreshNames& names_;
   std::set<std::string>& wide_;  // SpecializedFunction::wide_accumulators
+  const ConstantLocals& locals_;
   const Assign& a_;
   bool host_;
   std::vector<std::string> outer_;
@@ -117,7 +140,7 @@ class Lowering {
   SliceDim slice_dim(const Slice& s, int64_t n, const std::string& tensor) const {
     auto need = [&](const ExprPtr& e, const char* what) -> std::optional<int64_t> {
       if (!e) return std::nullopt;
-      auto v = constant(e);
+      auto v = constant(e, locals_);
       if (!v)
         error(fmt::format("the {} of a slice of '{}' must be a constant (an expression of the "
                           "scalar arguments), not {}",
@@ -589,14 +612,16 @@ class Lowering {
 class LowerSlices : public IRMutator {
  public:
   LowerSlices(SpecializedFunction& p, const CompileOptions& opts)
-      : prog_(p), opts_(opts), spec_(opts.parallelize), names_(p), wide_(p.wide_accumulators) {}
+      : prog_(p), opts_(opts), spec_(opts.parallelize), names_(p), wide_(p.wide_accumulators),
+        locals_(constant_locals(p.body)) {}
 
   Body mutate(const Body& body) override {
     Body out;
     for (const auto& s : body) {
       auto a = s->as<Assign>();
       if (a && (has_slices(a->target) || has_slices(a->value))) {
-        Body lowered = Lowering(prog_, opts_, names_, wide_, *a, parallel_depth_ == 0).run();
+        Body lowered =
+            Lowering(prog_, opts_, names_, wide_, locals_, *a, parallel_depth_ == 0).run();
         out.insert(out.end(), lowered.begin(), lowered.end());
         continue;
       }
@@ -612,6 +637,7 @@ class LowerSlices : public IRMutator {
   const ParallelSpec& spec_;
   FreshNames names_;
   std::set<std::string>& wide_;  // the accumulators infer_types widens
+  const ConstantLocals locals_;
   int parallel_depth_ = 0;
 
   bool parallel(const StmtNode& s) const {

@@ -17,10 +17,12 @@ namespace parir {
 // dimension's label (the scanned loop marked .scan() for apply_parallel_spec). The statement's
 // labels go to the other loops it
 // becomes, in nesting order; loops that reduce are marked .reduce() for apply_parallel_spec. Slice
-// bounds follow Python (negative bounds count from the end) and must be constants. Errors:
-// mismatched extents, a slice assigned to a local (which would need a new tensor), slices outside
-// assignments. Runs after specialize_arguments and before apply_parallel_spec (it uses the spec
-// to tell parallel code from host code and to see how many blocks a reduction spans).
+// bounds follow Python (negative bounds count from the end) and must be constants: of the scalar
+// arguments and shapes, and of the integer locals the function assigns a constant once at its
+// top (`half = n // 2`). Errors: mismatched extents, a slice assigned to a local (which would
+// need a new tensor), slices outside assignments. Runs after specialize_arguments and before
+// apply_parallel_spec (it uses the spec to tell parallel code from host code and to see how
+// many blocks a reduction spans).
 void lower_slices(SpecializedFunction& prog, const CompileOptions& opts);
 
 }  // namespace parir

@@ -89,9 +89,12 @@ class KernelScan : public IRVisitor {
       return;
     }
     if (auto e = escaped_.find(n->name); e != escaped_.end())
-      prog_.error(n->loc, fmt::format("local variable '{}' is assigned inside the parallel loop "
-                                      "on line {} and read after it; each parallel iteration has "
-                                      "its own value. Store the values in a tensor instead",
+      prog_.error(n->loc, fmt::format("local variable '{0}' is assigned inside the parallel loop "
+                                      "on line {1} and read after it; each parallel iteration has "
+                                      "its own value. Store the values in a tensor instead, or "
+                                      "combine them in a reduction: label the loop with "
+                                      ".reduce() and accumulate into '{0}' with +=, -=, *=, min "
+                                      "or max (`if v > {0}: {0} = v` is {0} = max({0}, v))",
                                       prog_.user_name(n->name), e->second.line));
     if (!assigned_.count(n->name))
       prog_.error(n->loc, fmt::format("local variable '{}' is read in kernel {} but assigned "

@@ -4,17 +4,39 @@
 #include <map>
 
 #include "ir/arith.h"
+#include "ir/queries.h"
 #include "ir/visitor.h"
 
 namespace parir {
 
 namespace {
 
+// Python's // and % of floats as the prelude computes them (floordiv, mod), in T's precision.
+template <typename T>
+std::optional<double> fold_floor_div_or_mod(BinaryOp op, T a, T b) {
+  if (b == T(0)) return std::nullopt;
+  if (op == BinaryOp::FloorDiv) return static_cast<double>(std::floor(a / b));
+  T r = std::fmod(a, b);
+  return static_cast<double>((r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r);
+}
+
 std::optional<double> fold_float(BinaryOp op, double a, double b, ScalarType t) {
   // float16 and bfloat16 arithmetic is left to the GPU, which rounds as those types do.
   if (t != ScalarType::F32 && t != ScalarType::F64) return std::nullopt;
+  const bool f32 = t == ScalarType::F32;
   double r;
   switch (op) {
+    case BinaryOp::FloorDiv:
+    case BinaryOp::Mod:
+      return f32 ? fold_floor_div_or_mod<float>(op, static_cast<float>(a), static_cast<float>(b))
+                 : fold_floor_div_or_mod<double>(op, a, b);
+    case BinaryOp::Pow:
+      // `beta1 ** t` of constants. Python raises where the result is not a finite real (0.0 **
+      // -1, (-8.0) ** (1/3)); the GPU's NaN or infinity is left to it.
+      r = f32 ? static_cast<double>(std::pow(static_cast<float>(a), static_cast<float>(b)))
+              : std::pow(a, b);
+      if (!std::isfinite(r)) return std::nullopt;
+      break;
     case BinaryOp::Add:
       r = a + b;
       break;
@@ -32,7 +54,46 @@ std::optional<double> fold_float(BinaryOp op, double a, double b, ScalarType t) 
       return std::nullopt;
   }
   // Fold in the precision the GPU would use.
-  return t == ScalarType::F32 ? static_cast<double>(static_cast<float>(r)) : r;
+  return f32 ? static_cast<double>(static_cast<float>(r)) : r;
+}
+
+std::optional<double> fold_math(Builtin f, const std::vector<ExprPtr>& args, ScalarType t) {
+  if (t != ScalarType::F32 && t != ScalarType::F64) return std::nullopt;
+  const bool f32 = t == ScalarType::F32;
+  const double a = args[0]->as<FloatImm>()->value;
+  const double b = args.size() > 1 ? args[1]->as<FloatImm>()->value : 0.0;
+  double r;
+  switch (f) {
+    case Builtin::Sqrt: r = f32 ? std::sqrt(static_cast<float>(a)) : std::sqrt(a); break;
+    case Builtin::Floor: r = std::floor(a); break;
+    case Builtin::Ceil: r = std::ceil(a); break;
+    case Builtin::Trunc: r = std::trunc(a); break;
+    case Builtin::Round: r = std::nearbyint(a); break;  // to the nearest even, as rint
+    case Builtin::Abs: r = std::fabs(a); break;
+    // As the prelude's min and max: a NaN operand gives NaN, and of equal operands (0.0 and
+    // -0.0) the first.
+    case Builtin::Min: r = std::isnan(a) ? a : std::isnan(b) ? b : b < a ? b : a; break;
+    case Builtin::Max: r = std::isnan(a) ? a : std::isnan(b) ? b : b > a ? b : a; break;
+    default:
+      if (f32) return std::nullopt;
+      switch (f) {
+        case Builtin::Exp: r = std::exp(a); break;
+        case Builtin::Exp2: r = std::exp2(a); break;
+        case Builtin::Log: r = std::log(a); break;
+        case Builtin::Log2: r = std::log2(a); break;
+        case Builtin::Log10: r = std::log10(a); break;
+        case Builtin::Sin: r = std::sin(a); break;
+        case Builtin::Cos: r = std::cos(a); break;
+        case Builtin::Tan: r = std::tan(a); break;
+        case Builtin::Tanh: r = std::tanh(a); break;
+        case Builtin::Atan: r = std::atan(a); break;
+        case Builtin::Atan2: r = std::atan2(a, b); break;
+        case Builtin::Hypot: r = std::hypot(a, b); break;
+        default: return std::nullopt;
+      }
+  }
+  if (!std::isfinite(r) && std::isfinite(a) && std::isfinite(b)) return std::nullopt;
+  return f32 ? static_cast<double>(static_cast<float>(r)) : r;
 }
 
 bool is_int_const(const ExprPtr& e, int64_t v) {
@@ -45,9 +106,10 @@ class Simplify : public IRMutator {
   ExprPtr mutate_node(const Binary* n, const ExprPtr& self) override {
     ExprPtr a = mutate(n->a), b = mutate(n->b);
     auto ia = a->as<IntImm>(), ib = b->as<IntImm>();
-    // Only 64-bit integers are folded: narrower ones would need their own wrap-around.
-    bool int64 = ia && ib && a->type.scalar == b->type.scalar &&
-                 size_in_bytes(a->type.scalar) == 8;
+    // Only int64 is folded: narrower integers would need their own wrap-around, and uint64
+    // its own comparisons, division and right shift.
+    bool int64 = ia && ib && a->type.scalar == ScalarType::I64 &&
+                 b->type.scalar == ScalarType::I64;
     if (int64) {
       if (auto c = compare(n->op, ia->value, ib->value)) return bool_imm(*c, n->loc);
       if (auto v = fold_int(n->op, ia->value, ib->value)) return int_imm(*v, n->loc, n->type);
@@ -87,6 +149,24 @@ class Simplify : public IRMutator {
     return std::make_shared<Unary>(n->op, a, n->type, n->loc);
   }
 
+  // sqrt(64.0), floor(2.5), abs(-3.0): a math function of constants, where the host computes
+  // what the GPU would. float64: the C library's double functions (Python's math module's too);
+  // float32: only the functions IEEE rounds exactly (sqrt, rounding, abs, min, max), which every
+  // library computes alike. Integers, halves and the other functions are left to the GPU.
+  ExprPtr mutate_node(const Call* n, const ExprPtr& self) override {
+    std::vector<ExprPtr> args;
+    bool all_constant = true, changed = false;
+    for (const auto& a : n->args) {
+      args.push_back(mutate(a));
+      changed = changed || args.back() != a;
+      all_constant = all_constant && args.back()->as<FloatImm>();
+    }
+    if (all_constant)
+      if (auto v = fold_math(n->fn, args, n->type.scalar)) return float_imm(*v, n->loc, n->type);
+    if (!changed) return self;
+    return std::make_shared<Call>(n->fn, std::move(args), n->type, n->loc);
+  }
+
   ExprPtr mutate_node(const Select* n, const ExprPtr& self) override {
     ExprPtr c = mutate(n->cond);
     if (auto b = c->as<BoolImm>()) return mutate(b->value ? n->a : n->b);
@@ -100,7 +180,12 @@ class Simplify : public IRMutator {
     ScalarType t = n->type.scalar;
     if (auto i = a->as<IntImm>()) {
       if (t == ScalarType::I64) return int_imm(i->value, n->loc, n->type);
-      if (t == ScalarType::F64) return float_imm(static_cast<double>(i->value), n->loc, n->type);
+      if (t == ScalarType::F64) {
+        const bool u64 = i->type.scalar == ScalarType::U64;
+        return float_imm(u64 ? static_cast<double>(static_cast<uint64_t>(i->value))
+                             : static_cast<double>(i->value),
+                         n->loc, n->type);
+      }
     }
     if (auto f = a->as<FloatImm>()) {
       if (t == ScalarType::F64 || t == ScalarType::F32)
@@ -152,28 +237,8 @@ class Simplify : public IRMutator {
   using IRMutator::mutate;
 };
 
-// How many times each local is assigned (a loop variable and an atomic update's old value
-// count too), anywhere.
-class AssignmentCount : public IRVisitor {
- public:
-  std::map<std::string, int> count;
-
- protected:
-  void visit_node(const Assign* n) override {
-    if (auto v = n->target->as<Var>()) ++count[v->name];
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const For* n) override {
-    ++count[n->var];
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const AtomicUpdate* n) override {
-    if (n->result) ++count[n->result->as<Var>()->name];
-    IRVisitor::visit_node(n);
-  }
-};
-
-// Reads of the given locals replaced by their constant values.
+// Reads of the given locals replaced by their values: constants, or expressions of constants
+// alone (which read nothing, so give the same value wherever they are computed).
 class SubstituteConstants : public IRMutator {
  public:
   explicit SubstituteConstants(const std::map<std::string, ExprPtr>& v) : values_(v) {}
@@ -184,25 +249,44 @@ class SubstituteConstants : public IRMutator {
     if (it == values_.end()) return self;
     if (auto i = it->second->as<IntImm>()) return int_imm(i->value, n->loc, n->type);
     if (auto f = it->second->as<FloatImm>()) return float_imm(f->value, n->loc, n->type);
-    return bool_imm(it->second->as<BoolImm>()->value, n->loc);
+    if (auto b = it->second->as<BoolImm>()) return bool_imm(b->value, n->loc);
+    return it->second;
   }
   const std::map<std::string, ExprPtr>& values_;
 };
 
-// `m, n = x.shape` or `scale = 0.5` at the top of a function: a local given a constant once,
-// by a statement of the function's own body, is that constant everywhere. The statement would
-// otherwise run on the host, where only launches and loops around them run.
+// Whether the expression is made of constants, arithmetic and the math library alone: no
+// variable, no memory, no call of a user's or external function.
+bool of_constants_only(const ExprPtr& e) {
+  if (e->as<IntImm>() || e->as<FloatImm>() || e->as<BoolImm>()) return true;
+  if (auto u = e->as<Unary>()) return of_constants_only(u->a);
+  if (auto b = e->as<Binary>()) return of_constants_only(b->a) && of_constants_only(b->b);
+  if (auto c = e->as<Cast>()) return of_constants_only(c->a);
+  if (auto s = e->as<Select>())
+    return of_constants_only(s->cond) && of_constants_only(s->a) && of_constants_only(s->b);
+  if (auto c = e->as<Call>()) {
+    for (const auto& a : c->args)
+      if (!of_constants_only(a)) return false;
+    return true;
+  }
+  return false;
+}
+
+// `m, n = x.shape`, `scale = 0.5` or `correction = 1.0 - beta1 ** t` at the top of a
+// function: a local given a constant (or an expression of constants that simplify does not
+// fold, such as a power or a square root) once, by a statement of the function's own body, is
+// that value everywhere. The statement would otherwise run on the host, where only launches
+// and loops around them run.
 Body propagate_constant_locals(const Body& body) {
-  AssignmentCount counts;
-  counts.visit(body);
+  std::map<std::string, int> counts = assignment_counts(body);
   std::map<std::string, ExprPtr> values;
   Body rest;
   for (const auto& s : body) {
     auto a = s->as<Assign>();
     auto v = a ? a->target->as<Var>() : nullptr;
-    const bool constant = a && (a->value->as<IntImm>() || a->value->as<FloatImm>() ||
-                                a->value->as<BoolImm>());
-    if (v && constant && counts.count[v->name] == 1 && s->labels.empty())
+    // The local's type is its one value's; were it not, reads would change type.
+    if (v && counts[v->name] == 1 && s->labels.empty() && of_constants_only(a->value) &&
+        a->value->type == v->type)
       values[v->name] = a->value;
     else
       rest.push_back(s);

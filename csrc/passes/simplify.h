@@ -4,12 +4,15 @@
 
 namespace parir {
 
-// Folds constant expressions (after specialization most sizes and scalars are constants),
+// Folds constant expressions (after specialization most sizes and scalars are constants;
+// `**`, `//`, `%` of floats and the math functions the host computes as the GPU would too),
 // removes the identities `x + 0`, `x * 1`, `x // 1` from integer arithmetic (dropping the
 // assignments `s = s` that this leaves), replaces an `if` on a constant condition by the
-// branch taken, and replaces a local that the function's own body assigns a constant once
-// (`m, n = x.shape`, `scale = 0.5`) by that constant. Keeps generated code and launch plans small
-// and readable. Requires typed IR (infer_types).
+// branch taken, and replaces a local that the function's own body assigns once, at its top, a
+// constant or an expression of constants (`m, n = x.shape`, `scale = 0.5`,
+// `correction = 1.0 - beta1 ** t`) by that value. Keeps generated code and launch plans small
+// and readable, and leaves no such statement to run on the host. Requires typed IR
+// (infer_types).
 void simplify(SpecializedFunction& prog);
 
 ExprPtr simplify(const ExprPtr& e);

@@ -21,9 +21,13 @@ class FindRacyWrites : public IRVisitor {
 
   void visit_node(const Assign* n) override {
     auto target = n->target->as<Load>();
+    // `k = idx[i]` and then `y[k] = ...`: a local holding data read from memory chooses the
+    // element as the read itself would.
+    if (auto v = n->target->as<Var>(); v && parallel_ > 0 && chosen_by_data(n->value))
+      data_locals_.insert(v->name);
     if (parallel_ > 0 && target) {
       for (const auto& i : target->indices) {
-        if (!contains(i, ExprKind::Load)) continue;
+        if (!chosen_by_data(i)) continue;
         if (warned_.insert(n->loc.line).second)
           prog_.warn(n->loc, fmt::format("this write to '{}' inside a parallel loop goes to an "
                                          "element chosen by data read from memory; iterations "
@@ -38,9 +42,14 @@ class FindRacyWrites : public IRVisitor {
   }
 
  private:
+  bool chosen_by_data(const ExprPtr& e) const {
+    return contains(e, ExprKind::Load) || mentions(e, data_locals_);
+  }
+
   SpecializedFunction& prog_;
   int parallel_ = 0;
   std::set<int> warned_;
+  std::set<std::string> data_locals_;  // locals assigned values read from memory
 };
 
 }  // namespace

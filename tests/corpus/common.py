@@ -34,7 +34,9 @@ def poison(shape, dtype=torch.float32, device="cpu"):
         return torch.full(shape, float("nan"), dtype=dtype, device=device)
     if dtype == torch.bool:
         return torch.zeros(shape, dtype=dtype, device=device)
-    return torch.full(shape, 97 if dtype == torch.uint8 else -7777, dtype=dtype, device=device)
+    if dtype in (torch.uint8, torch.int8):
+        return torch.full(shape, 97, dtype=dtype, device=device)
+    return torch.full(shape, -7777, dtype=dtype, device=device)
 
 
 def f64(t):

@@ -1,9 +1,14 @@
 """Programs as users write them: helpers that take a row of a tensor (x[i], KE[0]) and index it,
 helpers with statements in conditional expressions, one name reused for unrelated values (an
 int index in one branch and a float in another; a loop variable in one loop and a local in
-another), NumPy scalars.
+another), NumPy scalars, constants computed at the top of the function (`1 - beta1 ** t`,
+`1 / math.sqrt(d)`, `half = d // 2` as a slice bound), NumPy's names (np.pi, np.exp,
+np.float32), float('-inf'), 64-bit hash constants, bytes used as indices.
 Each program runs with seq=True and, on the CPU, through the compiler and NVRTC; on the GPU its
 result is compared with the plain-Python run."""
+
+import math
+import warnings
 
 import numpy as np
 import pytest
@@ -117,6 +122,54 @@ def row_sums(x, y, N):
         y[i] = parir.sum(x[i, :])
 
 
+@parir.jit
+def bias_corrected(m, m_hat, n, beta1, step, hs):
+    # AdamW's bias correction and attention's scale, computed once at the top from scalars.
+    correction = 1.0 - beta1 ** step
+    scale = 1.0 / math.sqrt(hs)
+    half = hs // 2
+    parir.label("i")
+    for i in range(n):
+        m_hat[i] = m[i] / correction * scale + half
+
+
+@parir.jit
+def swiglu(xw, h):
+    n_rows, two_d = xw.shape
+    d = two_d // 2
+    parir.label("row")
+    for row in range(n_rows):
+        parir.label("col")
+        h[row, :] = xw[row, :d] * parir.sigmoid(xw[row, :d]) * xw[row, d:]
+
+
+@parir.jit
+def splitmix64(state, out, N):
+    parir.label("i")
+    for i in range(N):
+        z = state[i] + 0x9E3779B97F4A7C15
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+        out[i] = z ^ (z >> 31)
+
+
+@parir.jit
+def byte_lookup(table, data, out, N):
+    parir.label("i")
+    for i in range(N):
+        out[i] = table[data[i]]
+
+
+@parir.jit
+def numpy_names(x, out, N):
+    parir.label("i")
+    for i in range(N):
+        best = float("-inf")
+        if x[i] > best:
+            best = np.float32(x[i] * np.pi)
+        out[i] = np.exp(best / 8) + (0.0 if x[i] < np.inf else 1.0)
+
+
 def _cases(device, n=33, m=31):
     g = torch.Generator().manual_seed(5)
     r = lambda *s: torch.randn(*s, generator=g).to(device)  # noqa: E731
@@ -142,6 +195,26 @@ def _cases(device, n=33, m=31):
                                              n], [1], {"i": parir.threads(n)}),
         "logical": (pick_logical, lambda: [r(n), torch.full((n,), float("nan"), device=device),
                                            n], [1], {"i": parir.threads(n)}),
+        "constants_at_top": (bias_corrected, lambda: [r(n), torch.full((n,), float("nan"),
+                                                                         device=device),
+                                                      n, 0.9, 7, 64], [1],
+                             {"i": parir.threads(n)}),
+        "slice_bound_local": (swiglu, lambda: [r(n, 2 * m), torch.full((n, m), float("nan"),
+                                                                        device=device)], [1],
+                              {"row": parir.threads(n), "col": parir.threads(32)}),
+        "hash64": (splitmix64, lambda: [torch.randint(-2 ** 62, 2 ** 62, (n,), generator=g)
+                                        .to(torch.uint64).to(device),
+                                        torch.zeros(n, dtype=torch.uint64, device=device), n],
+                   [1], {"i": parir.threads(n)}),
+        "byte_lookup": (byte_lookup, lambda: [torch.arange(256, dtype=torch.int32).to(device) * 7,
+                                              torch.randint(0, 256, (n,), generator=g)
+                                              .to(torch.uint8).to(device),
+                                              torch.full((n,), -1, dtype=torch.int32,
+                                                         device=device), n], [2],
+                        {"i": parir.threads(n)}),
+        "numpy_names": (numpy_names, lambda: [r(n), torch.full((n,), float("nan"),
+                                                                device=device), n], [1],
+                        {"i": parir.threads(n)}),
     }
 
 
@@ -189,3 +262,193 @@ def test_gpu_matches_python(name):
     fn(*expected, seq=True)
     for k in outs:
         torch.testing.assert_close(args[k].cpu(), expected[k], rtol=1e-5, atol=1e-5)
+
+
+def test_constants_at_the_top_are_folded_into_the_kernel():
+    src = parir.print_compiled(bias_corrected, [torch.zeros(4), torch.zeros(4), 4, 0.9, 7, 64],
+                               parir.par({"i": parir.threads(4)}))
+    kernel = src.split("//@")[0]
+    assert "pow" not in kernel and "correction" not in kernel and "half" not in kernel
+    m, m_hat = torch.ones(4), torch.zeros(4)
+    bias_corrected(m, m_hat, 4, 0.9, 7, 64, seq=True)
+    assert m_hat[0].item() == pytest.approx(1 / (1 - 0.9 ** 7) / 8 + 32, rel=1e-6)
+
+
+def test_a_slice_bound_from_the_shape_at_the_top_is_a_constant():
+    src = parir.print_compiled(swiglu, [torch.zeros(3, 10), torch.zeros(3, 5)],
+                               parir.par({"row": parir.threads(3), "col": parir.threads(32)}))
+    assert "xw[row * 10 + (5L + " in src or "5L" in src  # the upper half starts at d = 5
+
+
+def test_64_bit_hash_constants_are_uint64_as_in_c():
+    state = torch.tensor([0, 1, 2 ** 40], dtype=torch.uint64)
+    out = torch.zeros(3, dtype=torch.uint64)
+    splitmix64(state, out, 3, seq=True)
+
+    def reference(s):
+        mask = (1 << 64) - 1
+        z = (s + 0x9E3779B97F4A7C15) & mask
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    got = [v & ((1 << 64) - 1) for v in out.view(torch.int64).tolist()]
+    assert got == [reference(s) for s in (0, 1, 2 ** 40)]
+    src = parir.print_compiled(splitmix64, [state, out, 3], parir.par({"i": parir.threads(3)}))
+    assert "11400714819323198485UL" in src
+
+
+def test_a_byte_used_as_an_index_indexes_in_the_plain_python_run():
+    table = torch.arange(256, dtype=torch.int32) * 7
+    data = torch.tensor([3, 0, 200, 255], dtype=torch.uint8)
+    out = torch.zeros(4, dtype=torch.int32)
+    byte_lookup(table, data, out, 4, seq=True)
+    assert out.tolist() == [21, 0, 1400, 1785]
+
+
+def test_unsigned_shifts_run_as_python():
+    @parir.jit
+    def shifts(x, y, out, N):
+        parir.label("i")
+        for i in range(N):
+            out[i] = (x[i] << 3) ^ (x[i] >> 5) | (y[i] >> 63)
+
+    x = torch.tensor([1, 2 ** 31 + 5, 2 ** 32 - 1], dtype=torch.uint32)
+    y = torch.tensor([-1, 5, -(2 ** 62)], dtype=torch.int64).to(torch.uint64)
+    out = torch.zeros(3, dtype=torch.int64)
+    shifts(x, y, out, 3, seq=True)
+    want = []
+    for a, b in zip([1, 2 ** 31 + 5, 2 ** 32 - 1], [2 ** 64 - 1, 5, 2 ** 64 - 2 ** 62]):
+        v = ((((a << 3) & 0xFFFFFFFF) ^ (a >> 5)) | (b >> 63))
+        want.append(v - (1 << 64) if v >= 1 << 63 else v)
+    assert out.tolist() == want
+
+
+def test_a_bitwise_update_under_reduce_is_an_error_not_a_race():
+    @parir.jit
+    def xor_checksum(x, out, N):
+        parir.label("i")
+        for i in range(N):
+            out[0] ^= x[i]
+
+    x, out = torch.zeros(100, dtype=torch.int32), torch.zeros(1, dtype=torch.int32)
+    with pytest.raises(parir.ParirError, match=r"test_user_programs\.py:\d+: the reduction loop "
+                       r"on line \d+ updates out\[0\] with \^ .*parir\.atomic_xor"):
+        parir.print_compiled(xor_checksum, [x, out, 100],
+                             parir.par({"i": parir.threads(64).reduce()}))
+
+
+ETA = 0.3
+
+
+def test_a_global_constant_in_a_local_names_the_undefined_name():
+    @parir.jit
+    def adjust(delta, w, N):
+        parir.label("k")
+        for k in range(N):
+            new_dw = ETA * delta[k]
+            w[k] += new_dw
+
+    x = torch.zeros(5)
+    with pytest.raises(parir.ParirError, match=r"test_user_programs\.py:\d+: name 'ETA' is not "
+                                               r"defined"):
+        parir.print_compiled(adjust, [x, x.clone(), 5], parir.par({"k": parir.threads(5)}))
+
+
+def test_numpy_functions_parir_lacks_are_named():
+    @parir.jit
+    def minimum(x, N):
+        parir.label("i")
+        for i in range(N):
+            x[i] = np.minimum(x[i], 0.0)
+
+    with pytest.raises(parir.ParirError, match=r"np\.minimum cannot be used in a parir "
+                                               r"function"):
+        parir.print_compiled(minimum, [torch.zeros(3), 3], parir.par({"i": parir.threads(3)}))
+
+
+def test_float_of_a_string_that_is_not_a_number():
+    @parir.jit
+    def bad(x, N):
+        parir.label("i")
+        for i in range(N):
+            x[i] = float("one")
+
+    with pytest.raises(parir.ParirError, match=r"float\('one'\) is not a number"):
+        parir.print_compiled(bad, [torch.zeros(3), 3], parir.par({"i": parir.threads(3)}))
+
+
+def test_thread_counts_from_numpy_integers():
+    assert parir.threads(np.int64(4097)).nthreads == 4097
+    assert parir.threads(np.int32(64)).tpb(np.int64(64)).threads_per_block == 64
+    with pytest.raises(parir.ParirTypeError):
+        parir.threads(np.float32(3))
+
+
+@parir.jit
+def png_sub(img, out, bpp):
+    H, W = img.shape
+    parir.label("y")
+    for y in range(H):
+        parir.label("x")
+        for x in range(W):
+            out[y, x] = img[y, x - bpp] if x >= bpp else parir.uint8(0)
+
+
+def test_a_loop_variable_computed_in_a_narrower_type_warns():
+    img, out = torch.zeros(2, 300, dtype=torch.uint8), torch.zeros(2, 300, dtype=torch.uint8)
+    spec = parir.par({"y": parir.threads(2), "x": parir.threads(64)})
+    with pytest.warns(parir.ParirWarning, match=r"x takes values from 0 to 299 here, and meets a "
+                                                r"uint8 value.*parir\.int64"):
+        parir.print_compiled(png_sub, [img, out, np.uint8(3)], spec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # within uint8: no warning
+        parir.print_compiled(png_sub, [img[:, :200], out[:, :200], np.uint8(3)], spec)
+
+
+def test_a_write_through_a_local_read_from_memory_warns():
+    @parir.jit
+    def scatter(x, idx, y, N):
+        parir.label("i")
+        for i in range(N):
+            k = idx[i]
+            y[k] = x[i]
+
+    args = [torch.zeros(8), torch.zeros(8, dtype=torch.int64), torch.zeros(8), 8]
+    with pytest.warns(parir.ParirWarning, match=r"this write to 'y' inside a parallel loop goes "
+                                                r"to an element chosen by data"):
+        parir.print_compiled(scatter, args, parir.par({"i": parir.threads(8)}))
+
+
+def test_a_running_maximum_kept_with_an_if_is_explained():
+    @parir.jit
+    def running_max(x, out, N):
+        parir.label("r")
+        for r in range(1):
+            maxval = -parir.inf
+            parir.label("i")
+            for i in range(N):
+                if x[i] > maxval:
+                    maxval = x[i]
+            out[0] = maxval
+
+    spec = parir.par({"r": parir.threads(1), "i": parir.threads(256).reduce()})
+    with pytest.raises(parir.ParirError, match=r"`if v > maxval: maxval = v` is "
+                                               r"maxval = max\(maxval, v\)"):
+        parir.print_compiled(running_max, [torch.zeros(8), torch.zeros(1), 8], spec)
+
+
+def test_a_loop_bound_from_a_math_function_of_scalars():
+    @parir.jit
+    def fill_square(x, N):
+        side = int(math.sqrt(N))
+        parir.label("i")
+        for i in range(side):
+            x[i] = parir.floor(2.5) + max(0.0, -0.0) + parir.abs(-1.0)
+
+    x = torch.zeros(64)
+    src = parir.print_compiled(fill_square, [x, 64], parir.par({"i": parir.threads(64)}))
+    kernel = src.split("//@")[0]
+    assert "i < 8L" in kernel and "x[i] = 3.0f;" in kernel
+    fill_square(x, 64, seq=True)
+    assert x[:8].tolist() == [3.0] * 8 and x[8:].abs().sum() == 0
