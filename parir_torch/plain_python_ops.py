@@ -152,17 +152,14 @@ def _bitwise(op, name):
         dtype, _ = promote(a, b)
         if dtype not in _WIDE_UNSIGNED:
             return op(a, b)  # torch's promotion is the compiler's here
-        # torch has no shifts (nor, on the CPU, bitwise kernels) for uint16-uint64: compute on
-        # the same bits in int64 and wrap back.
-        x, y = _as_type(a, torch.int64), _as_type(b, torch.int64)
-        r = op(x, y)
-        if op is operator.rshift and dtype == torch.uint64:
-            # A logical shift: int64's arithmetic one copies the top bit, which uint64's
-            # values above 2^63 have set.
-            s = torch.as_tensor(y, dtype=torch.int64)
-            keep = torch.where(s > 0, (1 << (64 - s.clamp(1, 63))) - 1, -1)
-            r = r & keep
-        return r.to(dtype)
+        # torch has no shifts (nor, on the CPU, bitwise kernels) for uint16-uint64: _promoted
+        # computes on the same bits in int64, except uint64's right shift, which must not copy
+        # the top bit that its values above 2^63 have set.
+        if op is not operator.rshift or dtype != torch.uint64:
+            return _promoted(op, a, b)
+        s = torch.as_tensor(_as_type(b, torch.int64), dtype=torch.int64)
+        keep = torch.where(s > 0, (1 << (64 - s.clamp(1, 63))) - 1, -1)
+        return ((_as_type(a, torch.int64) >> s) & keep).to(dtype)
 
     return _named(apply, name)
 

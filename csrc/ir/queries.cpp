@@ -260,7 +260,9 @@ std::set<std::string> assigned_names(const Body& body) {
   return a.names;
 }
 
-std::map<std::string, int> assignment_counts(const Body& body) {
+std::vector<const Assign*> single_assignments_at_top(const Body& body) {
+  // How many times each local is assigned anywhere (a loop variable and an atomic update's
+  // old value count too).
   class Count : public IRVisitor {
    public:
     std::map<std::string, int> count;
@@ -280,7 +282,13 @@ std::map<std::string, int> assignment_counts(const Body& body) {
     }
   } c;
   c.visit(body);
-  return c.count;
+  std::vector<const Assign*> out;
+  for (const auto& s : body) {
+    auto a = s->as<Assign>();
+    auto v = a ? a->target->as<Var>() : nullptr;
+    if (v && c.count[v->name] == 1 && s->labels.empty()) out.push_back(a);
+  }
+  return out;
 }
 
 std::optional<int64_t> coefficient(const ExprPtr& e, const std::string& v) {

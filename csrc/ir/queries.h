@@ -1,7 +1,6 @@
 // Small questions passes ask of the IR.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -59,8 +58,10 @@ std::optional<int64_t> constant_difference(const ExprPtr& a, const ExprPtr& b);
 // The locals and loop variables that the body assigns (atomic updates' result locals too).
 std::set<std::string> assigned_names(const Body& body);
 
-// How many times each of those is assigned, anywhere in the body (a loop counts once).
-std::map<std::string, int> assignment_counts(const Body& body);
+// The body's own statements (not nested ones) that assign a local the body assigns nowhere
+// else, and carry no label: `m, n = x.shape` or `half = n // 2` at a function's top, whose value
+// the local holds wherever it is read.
+std::vector<const Assign*> single_assignments_at_top(const Body& body);
 
 // Every name the body binds or reads: locals, loop variables, reduction accumulators and the
 // tensors it indexes.

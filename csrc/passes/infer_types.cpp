@@ -39,6 +39,12 @@ ExprPtr truth(const ExprPtr& e) {
   return binary(BinaryOp::Ne, e, zero, e->loc, kBool);
 }
 
+std::string not_defined(const std::string& name) {
+  return fmt::format("name '{}' is not defined: parir functions see only their arguments, loop "
+                     "variables and locals",
+                     name);
+}
+
 class Typer : public IRMutator {
  public:
   Typer(const SpecializedFunction& p, std::map<std::string, Type>& locals, bool final_pass)
@@ -82,9 +88,7 @@ class Typer : public IRMutator {
     auto it = locals_.find(n->name);
     if (it == locals_.end() && !final_) return var(n->name, n->loc, Type{});
     if (it == locals_.end())
-      error(n->loc, fmt::format("name '{}' is not defined: parir functions see only their "
-                                "arguments, loop variables and locals",
-                                n->name));
+      error(n->loc, not_defined(n->name));
     if (final_ && !assigned_.count(n->name))
       error(n->loc, fmt::format("local variable '{}' may be used before it is assigned: it is "
                                 "not assigned on every path to here (a branch or a loop that "
@@ -425,9 +429,7 @@ void infer_types(SpecializedFunction& prog) {
       // Most often a value comes from a name defined nowhere (a module's global constant):
       // that is the error to report, at the read.
       if (const Var* undefined = first_undefined_read(prog.body, locals))
-        prog.error(undefined->loc, fmt::format("name '{}' is not defined: parir functions see "
-                                               "only their arguments, loop variables and locals",
-                                               undefined->name));
+        prog.error(undefined->loc, not_defined(undefined->name));
       fail("{}: the type of local variable '{}' cannot be inferred: every assignment to it "
            "depends on its own value",
            prog.source->filename, prog.user_name(name));

@@ -48,14 +48,9 @@ std::optional<int64_t> constant(const ExprPtr& e, const ConstantLocals& locals) 
 }
 
 ConstantLocals constant_locals(const Body& body) {
-  std::map<std::string, int> counts = assignment_counts(body);
   ConstantLocals locals;
-  for (const auto& s : body) {
-    auto a = s->as<Assign>();
-    auto v = a ? a->target->as<Var>() : nullptr;
-    if (!v || counts[v->name] != 1 || !s->labels.empty()) continue;
-    if (auto c = constant(a->value, locals)) locals[v->name] = *c;
-  }
+  for (const Assign* a : single_assignments_at_top(body))
+    if (auto c = constant(a->value, locals)) locals[a->target->as<Var>()->name] = *c;
   return locals;
 }
 

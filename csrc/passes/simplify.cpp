@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "ir/arith.h"
 #include "ir/queries.h"
@@ -278,19 +279,18 @@ bool of_constants_only(const ExprPtr& e) {
 // that value everywhere. The statement would otherwise run on the host, where only launches
 // and loops around them run.
 Body propagate_constant_locals(const Body& body) {
-  std::map<std::string, int> counts = assignment_counts(body);
   std::map<std::string, ExprPtr> values;
-  Body rest;
-  for (const auto& s : body) {
-    auto a = s->as<Assign>();
-    auto v = a ? a->target->as<Var>() : nullptr;
+  std::set<const StmtNode*> dropped;
+  for (const Assign* a : single_assignments_at_top(body)) {
     // The local's type is its one value's; were it not, reads would change type.
-    if (v && counts[v->name] == 1 && s->labels.empty() && of_constants_only(a->value) &&
-        a->value->type == v->type)
-      values[v->name] = a->value;
-    else
-      rest.push_back(s);
+    if (of_constants_only(a->value) && a->value->type == a->target->type) {
+      values[a->target->as<Var>()->name] = a->value;
+      dropped.insert(a);
+    }
   }
+  Body rest;
+  for (const auto& s : body)
+    if (!dropped.count(s.get())) rest.push_back(s);
   if (values.empty()) return body;
   return SubstituteConstants(values).mutate(rest);
 }
