@@ -115,6 +115,15 @@ round = _rounding("round", _torch.round)  # noqa: A001 - to the nearest even, as
 trunc = _rounding("trunc", _torch.trunc)
 
 
+def python_round(x, ndigits=None):
+    """Python's round(x) in a parir function: the nearest integer, ties to even, as an int64
+    (parir.round keeps the float type)."""
+    if ndigits is not None:
+        raise _ParirTypeError("round() takes one argument here (rounding to digits is not "
+                              "supported); parir.round(x) keeps the float type")
+    return int64(round(x))
+
+
 def _test(name, torch_fn):
     def fn(x):
         if isinstance(x, _torch.Tensor):
@@ -217,11 +226,25 @@ def _as_tensors(a, b, dtype):
                  else _torch.tensor(v, dtype=dtype, device=device) for v in (a, b))
 
 
-def min(a, b=None, axis=None, dim=None):  # noqa: A001
+def _left_to_right(fn, a, b, more, axis):
+    """fn(a, b, c, ...) as fn(fn(fn(a, b), c), ...): Python's min and max of several values
+    compare left to right."""
+    if axis is not None:
+        raise _ParirTypeError(f"parir.{fn.__name__} takes values, or one slice expression and "
+                              f"axis=")
+    acc = fn(a, b)
+    for c in more:
+        acc = fn(acc, c)
+    return acc
+
+
+def min(a, b=None, *more, axis=None, dim=None):  # noqa: A001
     """parir.min(a, b): the smaller value, in the promoted type of a and b; NaN if either is NaN
     (as torch.minimum). parir.min(e[, axis=k]): the minimum of a slice expression, over all its
     dimensions or over dimension k."""
     axis = _scans.axis_argument("min", axis, dim)
+    if more:
+        return _left_to_right(min, a, b, more, axis)
     if b is None:
         return _torch.amin(a, dim=axis) if axis is not None else a.min()
     if axis is not None:
@@ -235,11 +258,13 @@ def min(a, b=None, axis=None, dim=None):  # noqa: A001
     return b if b < a else a
 
 
-def max(a, b=None, axis=None, dim=None):  # noqa: A001
+def max(a, b=None, *more, axis=None, dim=None):  # noqa: A001
     """parir.max(a, b): the larger value, in the promoted type of a and b; NaN if either is NaN
     (as torch.maximum). parir.max(e[, axis=k]): the maximum of a slice expression, over all its
     dimensions or over dimension k."""
     axis = _scans.axis_argument("max", axis, dim)
+    if more:
+        return _left_to_right(max, a, b, more, axis)
     if b is None:
         return _torch.amax(a, dim=axis) if axis is not None else a.max()
     if axis is not None:

@@ -171,6 +171,28 @@ xor = _bitwise(operator.xor, "xor")
 and_ = _bitwise(operator.and_, "and_")
 
 
+def _comparison(op, name):
+    def apply(a, b):
+        if not isinstance(a, _Tensor) and not isinstance(b, _Tensor):
+            return op(a, b)
+        dtype, _ = promote(a, b)
+        if dtype not in _WIDE_UNSIGNED:
+            return op(a, b)
+        # torch has no comparison kernels for uint16-uint64 on the CPU: compare the values in
+        # int64, uint64's with the top bit flipped so that its order is the unsigned one.
+        x, y = _as_type(a, torch.int64), _as_type(b, torch.int64)
+        if dtype == torch.uint64:
+            x, y = x ^ (-1 << 63), y ^ (-1 << 63)
+        return op(x, y)
+
+    return _named(apply, name)
+
+
+COMPARISONS = {name: _comparison(op, name) for name, op in [
+    ("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+    ("eq", operator.eq), ("ne", operator.ne)]}
+
+
 def index(i):
     """An index of one element: an element of an integer or bool tensor as an int (the compiled
     code indexes by its value, where torch takes a uint8 or bool tensor for a mask)."""

@@ -50,9 +50,11 @@ _HELPERS = {
     "floordiv": ops.floordiv, "mod": ops.mod, "pow": ops.pow,
     "lshift": ops.lshift, "rshift": ops.rshift, "or": ops.or_, "xor": ops.xor, "and": ops.and_,
     "matmul": operator.matmul, "index": ops.index,
-    # Python's own abs/min/max/int/float/bool are parir's in a parir function (frontend).
+    # Python's own abs/min/max/int/float/bool/round are parir's in a parir function (frontend).
     "abs": parir_builtins.abs, "min": parir_builtins.min, "max": parir_builtins.max,
     "int": parir_builtins.int64, "float": parir_builtins.float64, "bool": parir_builtins.bool_,
+    "round": parir_builtins.python_round,
+    **ops.COMPARISONS,
 }
 
 # Operators with the compiled code's typing (plain_python_ops); the others are Python's.
@@ -61,7 +63,10 @@ _ARITHMETIC = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truedi
                ast.LShift: "lshift", ast.RShift: "rshift", ast.BitOr: "or",
                ast.BitXor: "xor", ast.BitAnd: "and"}
 _OTHER_OPERATORS = {ast.MatMult: "matmul"}
-_BUILTIN_CALLS = ("abs", "min", "max", "int", "float", "bool")
+# Comparisons of one operator, computed where torch has no kernel for the operands' type.
+_COMPARISONS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
+                ast.NotEq: "ne"}
+_BUILTIN_CALLS = ("abs", "min", "max", "int", "float", "bool", "round")
 
 
 def _helper(name):
@@ -143,7 +148,11 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_Compare(self, node):
         _used_at_once(node.left, *node.comparators)
-        return self.generic_visit(node)
+        node = self.generic_visit(node)
+        name = _COMPARISONS.get(type(node.ops[0])) if len(node.ops) == 1 else None
+        if name is None:
+            return node
+        return _located(ast.Call(_helper(name), [node.left, node.comparators[0]], []), node)
 
     def visit_UnaryOp(self, node):
         if not isinstance(node.op, ast.UAdd):  # +t is t itself

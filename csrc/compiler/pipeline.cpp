@@ -10,6 +10,7 @@
 #include "passes/expand_cooperative_calls.h"
 #include "passes/flatten_indices.h"
 #include "passes/fuse_host_loops.h"
+#include "passes/group_neighbour_rows.h"
 #include "passes/infer_types.h"
 #include "passes/keep_rows_on_chip.h"
 #include "passes/load_reduction_targets_early.h"
@@ -182,6 +183,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Loops that only load and accumulate keep several iterations' loads in flight.
   unroll_accumulations(lowered);
   log.after("unroll_accumulations", dump(lowered));
+
+  // Blocks that read their neighbours' rows walk a few consecutive rows each.
+  group_neighbour_rows(prog, lowered);
+  log.after("group_neighbour_rows", dump(lowered));
 
   // A host loop of small kernels becomes, in addition, one persistent kernel.
   if (opts.persistent_loops) {

@@ -1,5 +1,6 @@
 #include "frontend/python_ast.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -148,6 +149,11 @@ class Converter {
       if (Body unpacked = shape_unpacking(s); !unpacked.empty()) {
         if (!labels.empty()) fail_at(s, "parir.label(...) cannot label an assignment");
         out.insert(out.end(), unpacked.begin(), unpacked.end());
+        continue;
+      }
+      if (Body assigned = tuple_assignment(s); !assigned.empty()) {
+        if (!labels.empty()) fail_at(s, "parir.label(...) cannot label an assignment");
+        out.insert(out.end(), assigned.begin(), assigned.end());
         continue;
       }
       out.push_back(stmt(s, std::move(labels)));
@@ -389,9 +395,11 @@ class Converter {
     if (node_type(base) != "Name")
       fail_at(node, "only dict arguments are indexed with strings, as in params['N']");
     std::string k = py::str(key.attr("value"));
-    if (k.empty() || k.find('.') != std::string::npos || k.find('\'') != std::string::npos)
+    // The entry's name splits at its first dot (the dict's name has none), so keys may hold
+    // dots, as a state_dict's 'fc1.weight' does.
+    if (k.empty() || k.find('\'') != std::string::npos)
       fail_at(node, fmt::format("the dict key '{}' cannot be used in a parir function; use keys "
-                                "without dots or quotes",
+                                "that are not empty and hold no quotes",
                                 k));
     return std::string(py::str(base.attr("id"))) + "." + k;
   }
@@ -422,6 +430,44 @@ class Converter {
                                                                         : "x.size(0)"));
     int v = c.attr("value").cast<int>();
     return negative ? -v : v;
+  }
+
+  // `a, b = e1, e2` (a swap, `zr, zi = zr * zr - zi * zi + cr, 2 * zr * zi + ci`, or
+  // `x[j], x[j + 1] = x[j + 1], x[j]`): as in Python, every value is computed before any target
+  // is assigned, left to right. Each value goes to a temporary named after its target with a
+  // prime (zr' is the new zr; no Python name holds a prime), then the targets take them. Empty
+  // for any other statement.
+  Body tuple_assignment(const py::handle& s) {
+    if (node_type(s) != "Assign" || py::len(s.attr("targets")) != 1) return {};
+    py::handle lhs = py::list(s.attr("targets"))[0], value = s.attr("value");
+    const std::string kind = node_type(lhs);
+    if (kind != "Tuple" && kind != "List") return {};
+    py::list targets = lhs.attr("elts");
+    if (node_type(value) != "Tuple" && node_type(value) != "List")
+      fail_at(s, "a tuple can be assigned only from values written out, as in a, b = b, a "
+                 "(unpacking a function's result or another value is not supported); assign "
+                 "each value separately");
+    py::list values = value.attr("elts");
+    if (py::len(values) != py::len(targets))
+      fail_at(s, fmt::format("{} values are assigned to {} targets", py::len(values),
+                             py::len(targets)));
+    Body computed, taken;
+    for (size_t k = 0; k < py::len(targets); ++k) {
+      const std::string tk = node_type(targets[k]);
+      if (tk == "Starred" || tk == "Tuple" || tk == "List" || node_type(values[k]) == "Starred")
+        fail_at(targets[k], "nested or starred tuple assignment is not supported; assign each "
+                            "value separately");
+      ExprPtr t = target(targets[k]);
+      std::string base = tk == "Name" ? std::string(py::str(targets[k].attr("id")))
+                                      : tensor_name(targets[k].attr("value"));
+      std::replace(base.begin(), base.end(), '.', '_');  // a dict entry's "d.k": not an entry
+      std::string temporary = fmt::format("{}'{}", base.empty() ? "tuple" : base, k);
+      computed.push_back(
+          std::make_shared<Assign>(var(temporary, loc(values[k])), expr(values[k]), loc(s)));
+      taken.push_back(std::make_shared<Assign>(t, var(temporary, loc(targets[k])), loc(s)));
+    }
+    computed.insert(computed.end(), taken.begin(), taken.end());
+    return computed;
   }
 
   // `m, n = x.shape` (or x.size()): one assignment per name; empty for any other statement.
@@ -727,6 +773,16 @@ class Converter {
     return call;
   }
 
+  // Python's round(x): the nearest integer, ties to even, as an int (parir.round keeps the
+  // float type, as torch.round does).
+  ExprPtr python_round(const py::handle& node, std::vector<ExprPtr> args) {
+    if (args.size() != 1 || py::len(node.attr("keywords")) > 0)
+      fail_at(node, "round() takes one argument here (rounding to digits is not supported); "
+                    "parir.round(x) keeps the float type");
+    auto rounded = std::make_shared<Call>(Builtin::Round, std::move(args), Type{}, loc(node));
+    return std::make_shared<Cast>(rounded, Type{ScalarType::I64, false}, loc(node));
+  }
+
   ExprPtr call(const py::handle& node) {
     if (ExprPtr s = shape_call(node)) return s;
     Loc l = loc(node);
@@ -743,6 +799,7 @@ class Converter {
     if (name.empty() && node_type(func) == "Name") {
       std::string id = py::str(func.attr("id"));
       if (id == "abs" || id == "min" || id == "max") name = id;
+      else if (id == "round") return python_round(node, std::move(args));
       else if (id == "float") name = "float64";
       else if (id == "int") name = "int64";
       else if (id == "bool") name = "bool";
@@ -773,6 +830,15 @@ class Converter {
                      ((name == "min" || name == "max") && args.size() == 1);
     if (reduction) return slice_reduction(node, name, args);
     if (name == "clamp") return clamp(node, std::move(args));
+    if ((name == "min" || name == "max") && args.size() > 2 &&
+        py::len(node.attr("keywords")) == 0) {
+      // max(a, b, c) is max(max(a, b), c), as Python's max compares left to right.
+      const Builtin b = name == "min" ? Builtin::Min : Builtin::Max;
+      ExprPtr acc = args[0];
+      for (size_t k = 1; k < args.size(); ++k)
+        acc = std::make_shared<Call>(b, std::vector<ExprPtr>{acc, args[k]}, Type{}, l);
+      return acc;
+    }
     if (py::len(node.attr("keywords")) > 0)
       fail_at(node, "keyword arguments are not supported in this call");
     if (name == "pow" || name == "remainder" || name == "where") {

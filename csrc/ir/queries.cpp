@@ -355,7 +355,8 @@ struct SumOfTerms {
 
   void add(const ExprPtr& e, int64_t sign) {
     if (auto i = e->as<IntImm>()) {
-      constant = wrap(static_cast<uint64_t>(constant) + static_cast<uint64_t>(sign * i->value));
+      constant = wrap(static_cast<uint64_t>(constant) +
+                      static_cast<uint64_t>(sign) * static_cast<uint64_t>(i->value));
       return;
     }
     auto b = e->as<Binary>();
@@ -364,8 +365,18 @@ struct SumOfTerms {
       add(b->b, b->op == BinaryOp::Sub ? -sign : sign);
       return;
     }
+    // A product by a constant multiplies each term: (i - 1) * 16384 is i * 16384 - 16384.
+    if (b && is_int(b->type.scalar) && b->op == BinaryOp::Mul) {
+      const IntImm* c = b->b->as<IntImm>() ? b->b->as<IntImm>() : b->a->as<IntImm>();
+      if (c) {
+        add(c == b->b->as<IntImm>() ? b->a : b->b,
+            static_cast<int64_t>(static_cast<uint64_t>(sign) * static_cast<uint64_t>(c->value)));
+        return;
+      }
+    }
     const std::string term = to_string(e);
-    if ((terms[term] += sign) == 0) terms.erase(term);
+    if ((terms[term] = wrap(static_cast<uint64_t>(terms[term]) + static_cast<uint64_t>(sign))) == 0)
+      terms.erase(term);
   }
 };
 

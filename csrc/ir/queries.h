@@ -51,8 +51,10 @@ std::optional<int64_t> coefficient(const ExprPtr& e, const std::string& v);
 int64_t known_power_of_two_divisor(const ExprPtr& e);
 
 // The constant c with a == b + c whatever the variables' values, when the two integer
-// expressions are sums and differences of the same terms and of constants (the offsets of
-// x[i, j - 1] and x[i, j]: -1); nullopt when that is not seen.
+// expressions are sums and differences of the same terms and of constants, products by
+// constants multiplied out (the offsets of x[i, j - 1] and x[i, j]: -1; of x[i - 1, j] and
+// x[i, j] in a tensor of 16384 columns, (i - 1) * 16384 + j and i * 16384 + j: -16384);
+// nullopt when that is not seen.
 std::optional<int64_t> constant_difference(const ExprPtr& a, const ExprPtr& b);
 
 // The locals and loop variables that the body assigns (atomic updates' result locals too).

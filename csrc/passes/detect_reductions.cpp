@@ -284,6 +284,22 @@ class RewriteArgUpdate : public IRMutator {
   }
 };
 
+// Whether the expression reads the element `place` (through operators, casts, selects and
+// calls).
+bool reads(const ExprPtr& e, const ExprPtr& place) {
+  if (!e) return false;
+  if (same_place(e, place)) return true;
+  if (auto b = e->as<Binary>()) return reads(b->a, place) || reads(b->b, place);
+  if (auto u = e->as<Unary>()) return reads(u->a, place);
+  if (auto c = e->as<Cast>()) return reads(c->a, place);
+  if (auto s = e->as<Select>())
+    return reads(s->cond, place) || reads(s->a, place) || reads(s->b, place);
+  if (auto c = e->as<Call>())
+    return std::any_of(c->args.begin(), c->args.end(),
+                       [&](const ExprPtr& a) { return reads(a, place); });
+  return false;
+}
+
 // A reduce loop in which no accumulation was found may still update one element from every
 // iteration (`out[0] ^= x[i]`, `out[0] = out[0] | x[i]`): an operation that parir does not
 // combine across threads. As an ordinary parallel loop every thread would read, update and
@@ -317,20 +333,69 @@ class RejectUnreducedUpdates : public IRVisitor {
         "the loop sequentially",
         loop_.loc.line, to_string(n->target), op, to_string(n->target)));
   }
+};
 
-  static bool reads(const ExprPtr& e, const ExprPtr& place) {
-    if (!e) return false;
-    if (same_place(e, place)) return true;
-    if (auto b = e->as<Binary>()) return reads(b->a, place) || reads(b->b, place);
-    if (auto u = e->as<Unary>()) return reads(u->a, place);
-    if (auto c = e->as<Cast>()) return reads(c->a, place);
-    if (auto s = e->as<Select>())
-      return reads(s->cond, place) || reads(s->a, place) || reads(s->b, place);
-    if (auto c = e->as<Call>())
-      return std::any_of(c->args.begin(), c->args.end(),
-                         [&](const ExprPtr& a) { return reads(a, place); });
-    return false;
+// A reduce loop around parallel loops reduces through its innermost loops (Detect leaves it an
+// ordinary parallel loop over blocks). An accumulation into one element in its own body, beside
+// those loops (`if s > 0.0: count[0] += 1` after a row's inner reduction into s), is made by
+// every block: it becomes an atomic update (+ and - atomic_add and atomic_sub, min and max
+// atomic_min and atomic_max), which one thread of each block makes. Other updates of one element
+// read and written by every block (`out[0] *= x`, `out[0] ^= x`) are an error: no atomic
+// operation combines them.
+class AtomicUpdatesBesideParallelLoops : public IRMutator {
+ public:
+  AtomicUpdatesBesideParallelLoops(const SpecializedFunction& p, const For& loop)
+      : prog_(p), loop_(loop), changing_(assigned_names(loop.body)) {
+    changing_.insert(loop.var);
   }
+
+ protected:
+  StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
+    if (n->par) return self;  // reduces by its own rules
+    return IRMutator::mutate_node(n, self);
+  }
+
+  StmtPtr mutate_node(const Assign* n, const StmtPtr& self) override {
+    auto l = n->target->as<Load>();
+    if (!l) return self;
+    for (const auto& i : l->indices)
+      if (mentions(i, changing_)) return self;  // each iteration's own element, or data-chosen
+    ExprPtr value = strip_casts(n->value);
+    std::optional<AtomicOp> op;
+    ExprPtr other;
+    if (auto b = value->as<Binary>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)) {
+      if (same_place(strip_casts(b->a), n->target)) other = b->b;
+      else if (b->op == BinaryOp::Add && same_place(strip_casts(b->b), n->target)) other = b->a;
+      if (other) op = b->op == BinaryOp::Add ? AtomicOp::Add : AtomicOp::Sub;
+    } else if (auto c = value->as<Call>();
+               c && (c->fn == Builtin::Min || c->fn == Builtin::Max) && c->args.size() == 2) {
+      if (same_place(strip_casts(c->args[0]), n->target)) other = c->args[1];
+      else if (same_place(strip_casts(c->args[1]), n->target)) other = c->args[0];
+      if (other) op = c->fn == Builtin::Min ? AtomicOp::Min : AtomicOp::Max;
+    }
+    if (!op) {
+      if (!reads(n->value, n->target)) return self;
+      prog_.error(n->loc, fmt::format(
+          "the reduction loop on line {} holds parallel loops, so its blocks all make this "
+          "update of {}, and no atomic operation combines it; parir combines +, -, min and "
+          "max there. Use an atomic update (parir.atomic_xor, ...), or update {} inside the "
+          "inner loops",
+          loop_.loc.line, to_string(n->target), to_string(n->target)));
+    }
+    if (reads(other, n->target))
+      prog_.error(n->loc, fmt::format("{} is updated from its own value twice in one "
+                                      "statement; blocks cannot combine that",
+                                      to_string(n->target)));
+    if (other->type.scalar != n->target->type.scalar)
+      other = std::make_shared<Cast>(other, Type{n->target->type.scalar, false}, other->loc);
+    return std::make_shared<AtomicUpdate>(*op, n->target, other, nullptr, nullptr, n->loc,
+                                          n->labels);
+  }
+
+ private:
+  const SpecializedFunction& prog_;
+  const For& loop_;
+  std::set<std::string> changing_;
 };
 
 class Detect : public IRMutator {
@@ -500,7 +565,11 @@ class Detect : public IRMutator {
     // A reduce loop around parallel loops (a reduction over several parallel dimensions)
     // reduces through its innermost loops, which combine into the target atomically when
     // several blocks share it; it is itself an ordinary parallel loop.
-    if (contains_parallel_code(n->body, /*gpu_blocks=*/false)) return IRMutator::mutate_node(n, self);
+    if (contains_parallel_code(n->body, /*gpu_blocks=*/false)) {
+      Body body = AtomicUpdatesBesideParallelLoops(prog_, *n).mutate(n->body);
+      For around(n->var, n->lo, n->hi, n->step, std::move(body), n->loc, n->labels, n->par);
+      return IRMutator::mutate_node(&around, std::make_shared<For>(around));
+    }
     std::string acc = names_.make("acc");
     if (StmtPtr arg = index_reduction(*n, acc)) return arg;
     // Two passes: the first finds the target, so that the second can also see reads of it

@@ -26,6 +26,37 @@ std::string cluster_advice(const CompileOptions& opts, int64_t blocks) {
                      opts.max_thread_blocks_per_cluster, need);
 }
 
+// Whether the statement is, or holds, the loop.
+class HoldsLoop : public IRVisitor {
+ public:
+  explicit HoldsLoop(const For* loop) : loop_(loop) {}
+  bool found = false;
+
+ protected:
+  void visit_node(const For* n) override {
+    found = found || n == loop_;
+    IRVisitor::visit_node(n);
+  }
+
+ private:
+  const For* loop_;
+};
+
+// Whether each iteration of `outer` assigns the local afresh before the statement that holds
+// `loop`: `s = 0.0` at the top of the body of a loop over rows, before the loop that reduces
+// the row into s. A reduction into s then starts over in every iteration of `outer` rather
+// than reducing over it.
+bool reset_in_each_iteration(const For& outer, const std::string& local, const For* loop) {
+  for (const auto& s : outer.body) {
+    HoldsLoop holds(loop);
+    holds.visit(s);
+    if (holds.found) return false;
+    auto a = s->as<Assign>();
+    if (a && a->target->as<Var>() && a->target->as<Var>()->name == local) return true;
+  }
+  return false;
+}
+
 struct LevelUse {
   const For* loop;  // nullptr for a GpuBlock root
   int64_t count;
@@ -263,7 +294,7 @@ class KernelScan : public IRVisitor {
     if (auto v = target->as<Var>()) {
       visit(target);
       for (const For* b : block_loops_)
-        if (b->par->reduce)
+        if (b->par->reduce && !reset_in_each_iteration(*b, v->name, &n))
           prog_.error(n.loc, fmt::format("the reduction into local '{}' also reduces over the "
                                          "loop on line {}, which runs on thread blocks; blocks "
                                          "cannot combine their results into a local. Reduce into "

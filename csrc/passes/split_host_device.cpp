@@ -140,6 +140,21 @@ class Splitter {
         st.kernel = std::to_string(roots_.size());  // replaced by the kernel name in run()
         roots_.push_back(s);
         out.push_back(std::move(st));
+      } else if (s->as<While>()) {
+        prog_.error(s->loc, "this while-loop is outside any parallel loop, so it would run on "
+                            "the host, where parir runs for-loops over ranges, ifs and launches "
+                            "only: write it as a for-loop over a range (a doubling k as "
+                            "`for p in range(1, n): k = 1 << p` with k computed inside the "
+                            "parallel loops), or wrap it in `with parir.gpu:` to run it "
+                            "sequentially on the GPU");
+      } else if (auto a = s->as<Assign>(); a && a->target->as<Var>()) {
+        prog_.error(s->loc, fmt::format("the assignment to '{}' is outside any parallel loop, so "
+                                        "it would run on the host, which keeps no locals between "
+                                        "launches: compute '{}' inside the parallel loops that "
+                                        "use it, from the host loops' variables (as in "
+                                        "k = 1 << p)",
+                                        prog_.user_name(a->target->as<Var>()->name),
+                                        prog_.user_name(a->target->as<Var>()->name)));
       } else {
         prog_.error(s->loc, fmt::format("this {} is outside any parallel loop, so it would run on "
                                         "the host, which cannot touch GPU data. Wrap it in "

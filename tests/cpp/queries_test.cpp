@@ -26,9 +26,14 @@ TEST(Queries, ConstantDifferenceOfNeighbouringOffsets) {
   // Terms in another order, and a slice's offsets (1 + s, s, 2 + s).
   EXPECT_EQ(constant_difference(add(iv("j"), row), centre), 0);
   EXPECT_EQ(constant_difference(add(int_imm(2), iv("s")), add(int_imm(1), iv("s"))), 1);
-  // Another row, or another variable: not a constant apart.
+  // The next row: products by constants are multiplied out, (i + 1) * 100 + j is 100 past
+  // i * 100 + j (and 100 * (i + 1) too).
   ExprPtr below = add(mul(add(iv("i"), int_imm(1)), int_imm(100)), iv("j"));
-  EXPECT_EQ(constant_difference(below, centre), std::nullopt);
+  EXPECT_EQ(constant_difference(below, centre), 100);
+  EXPECT_EQ(constant_difference(add(mul(int_imm(100), add(iv("i"), int_imm(1))), iv("j")), centre),
+            100);
+  // Another row stride, or another variable: not a constant apart.
+  EXPECT_EQ(constant_difference(add(mul(iv("i"), int_imm(101)), iv("j")), centre), std::nullopt);
   EXPECT_EQ(constant_difference(add(row, iv("k")), centre), std::nullopt);
   EXPECT_EQ(constant_difference(add(iv("j"), iv("j")), iv("j")), std::nullopt);
 }

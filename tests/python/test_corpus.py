@@ -27,6 +27,15 @@ from corpus import ALL_CASES  # noqa: E402
 
 # Program name -> why the compiler fails on it today.
 KNOWN_FAILURES = {
+    "sg_bitonic_sort": "host scalar state (`k = 2`, `while k <= NUM_VALS:`, `k <<= 1`) around "
+                       "parallel loops: the host runs for-loops over ranges, ifs and launches "
+                       "only, and keeps no locals (the error says to compute k from a loop "
+                       "variable, as sg_bitonic_sort_exp does)",
+    "tu_model_ema": "`decay = get_decay(step, decay, ...)` at the function's top: an argument "
+                    "cannot be assigned, and a helper with statements outside the parallel "
+                    "loops would run on the host",
+    "tu_logreg_train": "a .reduce() loop with two accumulations (losses[step], grad_b[0]) and "
+                       "atomic updates (grad_w) is refused: it would be split per accumulation",
 }
 
 # Programs that compile but give wrong results on the GPU: program name -> what goes wrong.

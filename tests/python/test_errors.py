@@ -64,7 +64,9 @@ def test_wrong_rank_indexing_names_the_tensor():
     ("x[i] = x.dtype", r"attribute access is not supported"),
     ("x[i] = sorted(x)", r"'sorted' is not a function parir can call"),
     ("break", r"`break` is not supported"),
-    ("a, b = 1, 2", r"tuple assignment is not supported"),
+    ("a, b = N", r"a tuple can be assigned only from values written out"),
+    ("a, (b, c) = 1, (2, 3)", r"nested or starred tuple assignment is not supported"),
+    ("a, b = 1, 2, 3", r"3 values are assigned to 2 targets"),
 ])
 def test_unsupported_constructs_are_named(tmp_path, stmt, pattern):
     # Each function lives in its own file so that its source can be read back.

@@ -263,11 +263,13 @@ def test_element_values_are_typed_as_their_tensor():
     assert out.tolist() == [101000, wrap(10000, 8), int(f32_product)]
 
 
-def test_min_and_max_take_two_values():
-    # As in the compiled code, where Python's max is parir.max: a third value is not an axis.
-    with pytest.raises(parir.ParirTypeError, match="two values"):
-        parir.max(1, 2, 3)
+def test_min_and_max_take_two_or_more_values():
+    # As in the compiled code, where Python's max is parir.max: a third value is a value, not
+    # an axis, and max(a, b, c) is max(max(a, b), c).
+    assert parir.max(1, 2, 3) == 3 and parir.min(4, 2.5, 3) == 2.5
     assert parir.max(1, 2) == 2 and parir.min(2.5, 1) == 1
+    with pytest.raises(parir.ParirTypeError, match="takes values, or one slice"):
+        parir.max(torch.ones(3), 2, 3, axis=0)
 
 
 def test_a_zero_dim_tensor_argument_is_a_value():

@@ -170,6 +170,65 @@ def numpy_names(x, out, N):
         out[i] = np.exp(best / 8) + (0.0 if x[i] < np.inf else 1.0)
 
 
+@parir.jit
+def julia_steps(zr0, zi0, out, N):
+    # The update as Python writes it: both new values from the old ones.
+    parir.label("i")
+    for i in range(N):
+        zr = zr0[i]
+        zi = zi0[i]
+        for k in range(6):
+            zr, zi = zr * zr - zi * zi + 0.25, 2.0 * zr * zi - 0.5
+        out[i] = zr + zi
+
+
+@parir.jit
+def swap_columns(x, N):
+    parir.label("i")
+    for i in range(N):
+        x[i, 0], x[i, 2] = x[i, 2], x[i, 0]
+        a, b = x[i, 1], x[i, 3]
+        a, b = b, a
+        x[i, 1], x[i, 3] = a, b
+
+
+@parir.jit
+def value_range(r, g, b, out, N):
+    # colorsys' rgb_to_hsv starts so.
+    parir.label("i")
+    for i in range(N):
+        out[i] = max(r[i], g[i], b[i]) - min(r[i], g[i], b[i], 0.25)
+
+
+@parir.jit
+def rounded(x, out, N):
+    parir.label("i")
+    for i in range(N):
+        out[i] = round(x[i] * 10.0) + round(2.5)
+
+
+@parir.jit
+def unsigned_compare(a, b, out, N):
+    parir.label("i")
+    for i in range(N):
+        out[i] = 1 if a[i] > b[i] else (2 if a[i] == b[i] else 0)
+
+
+@parir.jit
+def row_means_and_count(x, y, count, N, M):
+    # The loop over rows reduces too (count[0] += 1 beside the inner loop: an atomic update
+    # by each block), and each row's sum starts over in s.
+    parir.label("n")
+    for n in range(N):
+        s = 0.0
+        parir.label("m")
+        for j in range(M):
+            s += x[n, j]
+        y[n] = s / M
+        if s > 0.0:
+            count[0] += 1
+
+
 def _cases(device, n=33, m=31):
     g = torch.Generator().manual_seed(5)
     r = lambda *s: torch.randn(*s, generator=g).to(device)  # noqa: E731
@@ -215,6 +274,30 @@ def _cases(device, n=33, m=31):
         "numpy_names": (numpy_names, lambda: [r(n), torch.full((n,), float("nan"),
                                                                 device=device), n], [1],
                         {"i": parir.threads(n)}),
+        "tuple_update": (julia_steps, lambda: [r(n) * 0.3, r(n) * 0.3,
+                                               torch.full((n,), float("nan"), device=device), n],
+                         [2], {"i": parir.threads(n)}),
+        "tuple_swaps": (swap_columns, lambda: [r(n, 4), n], [0], {"i": parir.threads(n)}),
+        "max_of_three": (value_range, lambda: [r(n), r(n), r(n),
+                                               torch.full((n,), float("nan"), device=device), n],
+                         [3], {"i": parir.threads(n)}),
+        "python_round": (rounded, lambda: [r(n), torch.full((n,), -7, dtype=torch.int64,
+                                                             device=device), n], [1],
+                         {"i": parir.threads(n)}),
+        "uint32_compare": (unsigned_compare,
+                           lambda: [torch.randint(0, 2 ** 32, (n,), generator=g)
+                                    .to(torch.uint32).to(device),
+                                    torch.randint(0, 2 ** 32, (n,), generator=g)
+                                    .to(torch.uint32).to(device),
+                                    torch.full((n,), -1, dtype=torch.int32, device=device), n],
+                           [2], {"i": parir.threads(n)}),
+        "local_reset_in_reduce": (row_means_and_count,
+                                  lambda: [r(n, 100), torch.full((n,), float("nan"),
+                                                                 device=device),
+                                           torch.zeros(1, dtype=torch.int64, device=device),
+                                           n, 100], [1, 2],
+                                  {"n": parir.threads(n).reduce(),
+                                   "m": parir.threads(128).reduce()}),
     }
 
 
@@ -452,3 +535,73 @@ def test_a_loop_bound_from_a_math_function_of_scalars():
     assert "i < 8L" in kernel and "x[i] = 3.0f;" in kernel
     fill_square(x, 64, seq=True)
     assert x[:8].tolist() == [3.0] * 8 and x[8:].abs().sum() == 0
+
+
+def test_tuple_assignment_computes_every_value_first():
+    zr0, zi0 = torch.tensor([0.1, -0.2]), torch.tensor([0.3, 0.05])
+    out = torch.zeros(2)
+    julia_steps(zr0, zi0, out, 2, seq=True)
+    expected = []
+    for a, b in zip(zr0.tolist(), zi0.tolist()):
+        a, b = torch.tensor(a), torch.tensor(b)  # float32, as the kernel computes
+        for _ in range(6):
+            a, b = a * a - b * b + 0.25, 2.0 * a * b - 0.5
+        expected.append((a + b).item())
+    torch.testing.assert_close(out, torch.tensor(expected))
+    x = torch.arange(8.0).reshape(2, 4)
+    swap_columns(x, 2, seq=True)
+    assert x.tolist() == [[2.0, 3.0, 0.0, 1.0], [6.0, 7.0, 4.0, 5.0]]
+
+
+def test_dict_keys_with_dots_name_state_dict_entries():
+    @parir.jit
+    def ema(model, shadow, decay, N):
+        parir.label("i")
+        for i in range(N):
+            shadow["fc1.weight"][i] = decay * shadow["fc1.weight"][i] + (1.0 - decay) * model["fc1.weight"][i]
+
+    m, s = {"fc1.weight": torch.ones(5)}, {"fc1.weight": torch.zeros(5)}
+    src = parir.print_compiled(ema, [m, s, 0.9, 5], parir.par({"i": parir.threads(5)}))
+    _C.nvrtc_compile(src, "sm_90")
+    ema(m, s, 0.9, 5, seq=True)
+    torch.testing.assert_close(s["fc1.weight"], torch.full((5,), 0.1))
+
+
+def test_a_host_local_names_itself_and_how_to_compute_it():
+    @parir.jit
+    def doubling(v, N):
+        k = 2
+        for p in range(3):
+            k = k * 2
+            parir.label("i")
+            for i in range(N):
+                v[i] += k
+
+    with pytest.raises(parir.ParirError, match=r"the assignment to 'k' is outside any parallel "
+                                               r"loop.*k = 1 << p"):
+        parir.print_compiled(doubling, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
+
+
+def test_updates_beside_the_inner_loops_of_a_reduce_loop_are_atomic():
+    src = parir.print_compiled(row_means_and_count,
+                               [torch.zeros(33, 100), torch.zeros(33),
+                                torch.zeros(1, dtype=torch.int64), 33, 100],
+                               parir.par({"n": parir.threads(33).reduce(),
+                                          "m": parir.threads(128).reduce()}))
+    assert "parir::atomic_combine(parir::Sum(), &count[0], 1L);" in src
+
+    @parir.jit
+    def product_of_row_sums(x, out, N, M):
+        parir.label("n")
+        for n in range(N):
+            s = 0.0
+            parir.label("m")
+            for j in range(M):
+                s += x[n, j]
+            out[0] *= s
+
+    spec = {"n": parir.threads(33).reduce(), "m": parir.threads(128).reduce()}
+    with pytest.raises(parir.ParirError, match=r"holds parallel loops, so its blocks all make "
+                                               r"this update of out\[0\]"):
+        parir.print_compiled(product_of_row_sums, [torch.zeros(33, 100), torch.ones(1), 33, 100],
+                             parir.par(spec))
