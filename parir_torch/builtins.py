@@ -488,7 +488,7 @@ MATH_TO_INTEGER = ("floor", "ceil", "trunc")
 MATH_FUNCTIONS = {name: name for name in (
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin",
     "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
-    "copysign", "hypot", "isnan", "isinf", "isfinite") if hasattr(_math, name)}
+    "copysign", "hypot", "fmod", "isnan", "isinf", "isfinite") if hasattr(_math, name)}
 MATH_FUNCTIONS.update({"fabs": "abs", "pow": "pow", "floor": "floor", "ceil": "ceil",
                        "trunc": "trunc"})
 
@@ -509,7 +509,8 @@ NUMPY_NAMES = {name: name for name in (
 # The names NumPy's ufuncs carry for the ones spelled differently (np.abs is np.absolute).
 NUMPY_NAMES.update({"absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
                     "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
-                    "arctan2": "atan2", "rint": "round"})
+                    "arctan2": "atan2", "rint": "round", "where": "where",
+                    "remainder": "remainder"})
 
 
 def _numpy_name(f):
@@ -518,6 +519,8 @@ def _numpy_name(f):
         return f.__name__
     if isinstance(f, type) and f.__module__ == "numpy":
         return f.__name__
+    if getattr(f, "__module__", None) == "numpy" and getattr(f, "__name__", None) == "where":
+        return "where"  # a function, not a ufunc
     return None
 
 

@@ -50,6 +50,25 @@ def compiler_aliases(fn):
     return out
 
 
+def compiler_constants(fn):
+    """{name: number} of the module-level (or closed-over) numbers `fn` reads: Python bools,
+    ints and floats, and NumPy scalars as their Python values. Its code reads them as
+    constants, frozen at the time it is captured, as Numba freezes globals."""
+    own = set(fn.__code__.co_varnames)
+    used = set(fn.__code__.co_names) | set(fn.__code__.co_freevars)
+    out = {}
+    for scope in (fn.__globals__, closure_scope(fn)):
+        for name in used & scope.keys():
+            value = scope[name]
+            if name in own:
+                continue
+            if type(value).__module__ == "numpy" and getattr(value, "shape", None) == ():
+                value = value.item()  # np.float64(0.5), np.int32(3)
+            if isinstance(value, (bool, int, float)):
+                out[name] = value
+    return out
+
+
 def function_ir(fn):
     """Parses `fn`'s source and converts it to the compiler's IR."""
     try:
@@ -66,4 +85,5 @@ def function_ir(fn):
     node = defs[0]
     # Line numbers in the IR are the file's: start where the `def` itself is, after decorators.
     return _C.convert_function(node, filename, first_line,
-                               [line.rstrip("\n") for line in lines], compiler_aliases(fn))
+                               [line.rstrip("\n") for line in lines], compiler_aliases(fn),
+                               compiler_constants(fn))

@@ -16,8 +16,9 @@ std::string node_type(const py::handle& node) {
 
 class Converter {
  public:
-  Converter(std::shared_ptr<const SourceInfo> src, const std::map<std::string, std::string>& al)
-      : src_(std::move(src)), aliases_(al) {}
+  Converter(std::shared_ptr<const SourceInfo> src, const std::map<std::string, std::string>& al,
+            const std::map<std::string, py::object>& constants)
+      : src_(std::move(src)), aliases_(al), constants_(constants) {}
 
   Function function(const py::handle& def) {
     Function f;
@@ -30,6 +31,10 @@ class Converter {
                    "keyword-only parameters)");
     for (auto list : {"posonlyargs", "args"})
       for (const auto& a : args.attr(list)) f.params.push_back({py::str(a.attr("arg")), loc(a)});
+    // Defaults belong to the last parameters, as Python matches them.
+    py::list defaults = args.attr("defaults");
+    for (size_t k = 0; k < py::len(defaults); ++k)
+      f.params[f.params.size() - py::len(defaults) + k].default_value = expr(defaults[k]);
     f.body = body(def.attr("body"), /*allow_docstring=*/true);
     return f;
   }
@@ -37,6 +42,7 @@ class Converter {
  private:
   std::shared_ptr<const SourceInfo> src_;
   const std::map<std::string, std::string>& aliases_;
+  const std::map<std::string, py::object>& constants_;
 
   Loc loc(const py::handle& node) const {
     Loc l;
@@ -89,7 +95,8 @@ class Converter {
     auto alias_of = spelled_differently.find(attr);
     const std::string name = alias_of == spelled_differently.end() ? attr : alias_of->second;
     auto b = builtin_from_name(name);
-    if ((b && *b != Builtin::Min && *b != Builtin::Max) || scalar_type_from_name(name))
+    if ((b && *b != Builtin::Min && *b != Builtin::Max) || scalar_type_from_name(name) ||
+        name == "where" || name == "remainder")
       return name;
     fail_at(node, fmt::format("{}.{} cannot be used in a parir function; NumPy's constants "
                               "(pi, e, inf, nan), dtypes ({}.float32(x), ...) and the math "
@@ -331,6 +338,8 @@ class Converter {
       // A name bound to parir.pi or math.pi (from math import pi) is the constant.
       if (std::string name = parir_name(node); name.rfind("math.", 0) == 0)
         return math_constant(node, name.substr(5));
+      if (auto c = constants_.find(py::str(node.attr("id"))); c != constants_.end())
+        return global_constant(node, c->second);
       return var(py::str(node.attr("id")), l);
     }
     if (t == "Attribute") {
@@ -457,6 +466,9 @@ class Converter {
       if (tk == "Starred" || tk == "Tuple" || tk == "List" || node_type(values[k]) == "Starred")
         fail_at(targets[k], "nested or starred tuple assignment is not supported; assign each "
                             "value separately");
+      if (sliced(targets[k]) || sliced(values[k]))
+        fail_at(s, "a tuple assignment of slices (x[i, :], y[i, :] = y[i, :], x[i, :]) is not "
+                   "supported; swap the elements in a loop over the slice");
       ExprPtr t = target(targets[k]);
       std::string base = tk == "Name" ? std::string(py::str(targets[k].attr("id")))
                                       : tensor_name(targets[k].attr("value"));
@@ -468,6 +480,17 @@ class Converter {
     }
     computed.insert(computed.end(), taken.begin(), taken.end());
     return computed;
+  }
+
+  // Whether the node is a subscript with a slice among its indices (x[i, :], x[1:]).
+  static bool sliced(const py::handle& node) {
+    if (node_type(node) != "Subscript") return false;
+    py::handle index = node.attr("slice");
+    if (node_type(index) == "Slice") return true;
+    if (node_type(index) != "Tuple") return false;
+    for (const auto& e : index.attr("elts"))
+      if (node_type(e) == "Slice") return true;
+    return false;
   }
 
   // `m, n = x.shape` (or x.size()): one assignment per name; empty for any other statement.
@@ -759,8 +782,7 @@ class Converter {
     }
     auto b = builtin_from_name(name == "fabs" ? "abs" : name);
     if (!b || *b == Builtin::Min || *b == Builtin::Max || *b == Builtin::Round ||
-        *b == Builtin::Sign || *b == Builtin::Sigmoid || *b == Builtin::Rsqrt ||
-        *b == Builtin::Fmod)
+        *b == Builtin::Sign || *b == Builtin::Sigmoid || *b == Builtin::Rsqrt)
       fail_at(node, fmt::format("math.{} is not supported in parir functions; the functions "
                                 "parir has are listed in its README (parir.exp, ...)",
                                 name));
@@ -771,6 +793,20 @@ class Converter {
     if (name == "floor" || name == "ceil" || name == "trunc")
       return std::make_shared<Cast>(call, Type{ScalarType::I64, false}, l);
     return call;
+  }
+
+  // A module-level number the function reads (SIGMA = 10.0 above it): its value, typed as the
+  // literal would be.
+  ExprPtr global_constant(const py::handle& node, const py::object& value) {
+    Loc l = loc(node);
+    if (py::isinstance<py::bool_>(value)) return bool_imm(value.cast<bool>(), l);
+    if (py::isinstance<py::float_>(value)) return float_imm(value.cast<double>(), l);
+    try {
+      return int_imm(value.cast<int64_t>(), l);
+    } catch (const py::cast_error&) {
+      fail_at(node, fmt::format("the global '{}' holds an integer that does not fit in 64 "
+                                "bits", std::string(py::str(node.attr("id")))));
+    }
   }
 
   // Python's round(x): the nearest integer, ties to even, as an int (parir.round keeps the
@@ -865,11 +901,12 @@ class Converter {
 }  // namespace
 
 Function convert_function(const py::handle& function_def, std::shared_ptr<const SourceInfo> source,
-                          const std::map<std::string, std::string>& aliases) {
+                          const std::map<std::string, std::string>& aliases,
+                          const std::map<std::string, py::object>& constants) {
   if (node_type(function_def) != "FunctionDef")
     throw Error("parir.jit expects a plain function definition (def ...), not " +
                 node_type(function_def));
-  Converter c(std::move(source), aliases);
+  Converter c(std::move(source), aliases, constants);
   return c.function(function_def);
 }
 

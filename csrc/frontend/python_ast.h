@@ -18,8 +18,12 @@ namespace parir::frontend {
 
 // aliases: a global name -> "module" when it is the parir_torch module itself, or the public
 // name of the parir_torch function it refers to ("label", "exp", "float32", "gpu", ...).
+// constants: a global (or closed-over) name the function reads -> its number (a Python bool,
+// int or float), which the function's code then reads as that constant, as Numba freezes
+// globals.
 Function convert_function(const pybind11::handle& function_def,
                           std::shared_ptr<const SourceInfo> source,
-                          const std::map<std::string, std::string>& aliases);
+                          const std::map<std::string, std::string>& aliases,
+                          const std::map<std::string, pybind11::object>& constants);
 
 }  // namespace parir::frontend

@@ -652,6 +652,7 @@ struct WideStore : StmtNode {
 struct Param {
   std::string name;
   Loc loc;
+  ExprPtr default_value;  // `mu=0.0` in the def: what a call that leaves the parameter out passes
 };
 
 struct Function {

@@ -40,8 +40,9 @@ ExprPtr truth(const ExprPtr& e) {
 }
 
 std::string not_defined(const std::string& name) {
-  return fmt::format("name '{}' is not defined: parir functions see only their arguments, loop "
-                     "variables and locals",
+  return fmt::format("name '{}' is not defined: parir functions see their arguments, loop "
+                     "variables and locals, and the module's numbers (bools, ints, floats) "
+                     "bound when the function was decorated",
                      name);
 }
 

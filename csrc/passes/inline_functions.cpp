@@ -296,13 +296,17 @@ class Inliner : public IRMutator {
     return inline_call(n, *callee.function, args, want_value);
   }
 
-  ExprPtr inline_call(const CallFunction& n, const Function& g, const std::vector<ExprPtr>& args,
+  ExprPtr inline_call(const CallFunction& n, const Function& g, const std::vector<ExprPtr>& given,
                       bool want_value) {
     for (const Function* f : stack_)
       if (f == &g)
         error(n.loc, fmt::format("{}() calls itself{}: recursion is not supported by parir "
                                  "(the called functions are inlined)",
                                  g.name, f == env_ ? "" : fmt::format(" through {}()", env_->name)));
+    // Parameters the call leaves out take their defaults (`def norm_cdf(x, mu=0.0, sigma=1.0)`).
+    std::vector<ExprPtr> args = given;
+    while (args.size() < g.params.size() && g.params[args.size()].default_value)
+      args.push_back(g.params[args.size()].default_value);
     if (args.size() != g.params.size()) {
       std::vector<std::string> names;
       for (const auto& p : g.params) names.push_back(p.name);

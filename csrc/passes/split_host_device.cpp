@@ -148,13 +148,16 @@ class Splitter {
                             "parallel loops), or wrap it in `with parir.gpu:` to run it "
                             "sequentially on the GPU");
       } else if (auto a = s->as<Assign>(); a && a->target->as<Var>()) {
+        const std::string& name = prog_.user_name(a->target->as<Var>()->name);
         prog_.error(s->loc, fmt::format("the assignment to '{}' is outside any parallel loop, so "
                                         "it would run on the host, which keeps no locals between "
                                         "launches: compute '{}' inside the parallel loops that "
                                         "use it, from the host loops' variables (as in "
-                                        "k = 1 << p)",
-                                        prog_.user_name(a->target->as<Var>()->name),
-                                        prog_.user_name(a->target->as<Var>()->name)));
+                                        "k = 1 << p); a value that one parallel loop computes "
+                                        "and another uses (a sum, then a division by it) goes "
+                                        "through a tensor element ({}[0] += ...), or both loops "
+                                        "run inside one `with parir.gpu:` block",
+                                        name, name, name));
       } else {
         prog_.error(s->loc, fmt::format("this {} is outside any parallel loop, so it would run on "
                                         "the host, which cannot touch GPU data. Wrap it in "

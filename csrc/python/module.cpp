@@ -92,14 +92,15 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "convert_function",
       [](py::handle def, std::string filename, int first_line, std::vector<std::string> lines,
-         std::map<std::string, std::string> aliases) {
+         std::map<std::string, std::string> aliases, std::map<std::string, py::object> constants) {
         auto src = std::make_shared<SourceInfo>();
         src->filename = std::move(filename);
         src->first_line = first_line;
         // ast line numbers count from the dedented source's first line, lines[0].
         src->def_line = first_line + def.attr("lineno").cast<int>() - 1;
         src->lines = std::move(lines);
-        return std::make_shared<Function>(frontend::convert_function(def, src, aliases));
+        return std::make_shared<Function>(
+            frontend::convert_function(def, src, aliases, constants));
       },
       "Converts an ast.FunctionDef to the compiler's untyped IR.");
 

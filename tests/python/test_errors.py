@@ -67,6 +67,7 @@ def test_wrong_rank_indexing_names_the_tensor():
     ("a, b = N", r"a tuple can be assigned only from values written out"),
     ("a, (b, c) = 1, (2, 3)", r"nested or starred tuple assignment is not supported"),
     ("a, b = 1, 2, 3", r"3 values are assigned to 2 targets"),
+    ("x[i:], x[:i] = x[:i], x[i:]", r"a tuple assignment of slices .* is not supported"),
 ])
 def test_unsupported_constructs_are_named(tmp_path, stmt, pattern):
     # Each function lives in its own file so that its source can be read back.

@@ -229,6 +229,48 @@ def row_means_and_count(x, y, count, N, M):
             count[0] += 1
 
 
+# Module-level numbers, as Numba code reads them (frozen when the function is decorated).
+RATE = 0.25
+STEPS = 3
+HALF = np.float32(0.5)
+USE_HALF = True
+
+
+def damped(v):
+    return v * HALF if USE_HALF else v
+
+
+@parir.jit
+def module_numbers(x, out, N):
+    parir.label("i")
+    for i in range(N):
+        acc = x[i]
+        for s in range(STEPS):
+            acc = acc - RATE * damped(acc)
+        out[i] = acc
+
+
+def norm_cdf(x, mu=0.0, sigma=1.0):
+    return 0.5 * (1.0 + math.erf((x - mu) / (sigma * math.sqrt(2.0))))
+
+
+@parir.jit
+def cdfs(x, out, N):
+    # Defaults left out, one given, none left out.
+    parir.label("i")
+    for i in range(N):
+        out[i] = norm_cdf(x[i]) + norm_cdf(x[i], 1.0) * 2.0 + norm_cdf(x[i], 0.5, 2.0) * 4.0
+
+
+@parir.jit
+def wrapped_heading(x, out, N):
+    # math.fmod for an angle's wrap, NumPy's where and remainder, as Numba code writes them.
+    parir.label("i")
+    for i in range(N):
+        out[i] = math.fmod(x[i] * 7.0, 2.0 * math.pi) + np.where(x[i] > 0.0, 1.0, -1.0) \
+            + np.remainder(x[i], 0.3)
+
+
 def _cases(device, n=33, m=31):
     g = torch.Generator().manual_seed(5)
     r = lambda *s: torch.randn(*s, generator=g).to(device)  # noqa: E731
@@ -274,6 +316,14 @@ def _cases(device, n=33, m=31):
         "numpy_names": (numpy_names, lambda: [r(n), torch.full((n,), float("nan"),
                                                                 device=device), n], [1],
                         {"i": parir.threads(n)}),
+        "math_fmod_np_where": (wrapped_heading, lambda: [r(n), torch.full((n,), float("nan"),
+                                                                          device=device), n],
+                               [1], {"i": parir.threads(n)}),
+        "module_numbers": (module_numbers, lambda: [r(n), torch.full((n,), float("nan"),
+                                                                      device=device), n],
+                           [1], {"i": parir.threads(n)}),
+        "defaults": (cdfs, lambda: [r(n), torch.full((n,), float("nan"), device=device), n],
+                     [1], {"i": parir.threads(n)}),
         "tuple_update": (julia_steps, lambda: [r(n) * 0.3, r(n) * 0.3,
                                                torch.full((n,), float("nan"), device=device), n],
                          [2], {"i": parir.threads(n)}),
@@ -424,7 +474,7 @@ def test_a_bitwise_update_under_reduce_is_an_error_not_a_race():
 ETA = 0.3
 
 
-def test_a_global_constant_in_a_local_names_the_undefined_name():
+def test_a_global_constant_in_a_local_is_its_value():
     @parir.jit
     def adjust(delta, w, N):
         parir.label("k")
@@ -432,10 +482,22 @@ def test_a_global_constant_in_a_local_names_the_undefined_name():
             new_dw = ETA * delta[k]
             w[k] += new_dw
 
-    x = torch.zeros(5)
-    with pytest.raises(parir.ParirError, match=r"test_user_programs\.py:\d+: name 'ETA' is not "
-                                               r"defined"):
-        parir.print_compiled(adjust, [x, x.clone(), 5], parir.par({"k": parir.threads(5)}))
+    delta, w = torch.arange(5.0), torch.ones(5)
+    src = parir.print_compiled(adjust, [delta, w, 5], parir.par({"k": parir.threads(5)}))
+    assert "new_dw = (0.300000012f * delta[k]);" in src  # a weak float: float32 beside delta
+    _C.nvrtc_compile(src, "sm_90")
+    adjust(delta, w, 5, seq=True)
+    torch.testing.assert_close(w, 1.0 + 0.3 * torch.arange(5.0))
+
+    @parir.jit
+    def undefined(delta, w, N):
+        parir.label("k")
+        for k in range(N):
+            w[k] += ETA_UNDEFINED * delta[k]  # noqa: F821
+
+    with pytest.raises(parir.ParirError, match=r"test_user_programs\.py:\d+: name "
+                                               r"'ETA_UNDEFINED' is not defined.*module's numbers"):
+        parir.print_compiled(undefined, [delta, w, 5], parir.par({"k": parir.threads(5)}))
 
 
 def test_numpy_functions_parir_lacks_are_named():
@@ -605,3 +667,39 @@ def test_updates_beside_the_inner_loops_of_a_reduce_loop_are_atomic():
                                                r"this update of out\[0\]"):
         parir.print_compiled(product_of_row_sums, [torch.zeros(33, 100), torch.ones(1), 33, 100],
                              parir.par(spec))
+
+
+def test_a_local_summed_on_the_host_points_to_a_tensor_element_or_one_gpu_block():
+    @parir.jit
+    def normalize(w, out, n):
+        total = 0.0
+        parir.label("i")
+        for i in range(n):
+            total += w[i]
+        parir.label("i")
+        for i in range(n):
+            out[i] = w[i] / total
+
+    with pytest.raises(parir.ParirError, match=r"goes through a tensor element \(total\[0\] "
+                                               r"\+= \.\.\.\), or both loops run inside one "
+                                               r"`with parir\.gpu:` block"):
+        parir.print_compiled(normalize, [torch.ones(4), torch.zeros(4), 4],
+                             parir.par({"i": parir.threads(4)}))
+
+
+def test_module_numbers_are_constants_and_locals_hide_them():
+    x = torch.arange(4.0)
+    src = parir.print_compiled(module_numbers, [x, torch.zeros(4), 4],
+                               parir.par({"i": parir.threads(4)}))
+    assert "0.25" in src and "STEPS" not in src and "RATE" not in src
+
+    @parir.jit
+    def shadowed(x, N):
+        parir.label("i")
+        for i in range(N):
+            RATE = 2.0
+            x[i] = x[i] * RATE
+
+    shadowed(x, 4, seq=True)
+    src = parir.print_compiled(shadowed, [x, 4], parir.par({"i": parir.threads(4)}))
+    assert "RATE = 2.0" in src
