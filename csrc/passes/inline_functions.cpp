@@ -18,8 +18,14 @@ class Usage : public IRVisitor {
   std::set<std::string> assigned;     // locals and parameters assigned to
   std::set<std::string> loop_vars;
   std::set<std::string> used_by_name;  // indexed as tensors, or dicts (x['k'])
+  std::set<std::string> passed_on;     // passed as they are to a function the callee calls
 
  protected:
+  void visit_node(const CallFunction* n) override {
+    for (const auto& a : n->args)
+      if (auto v = a->as<Var>()) passed_on.insert(v->name);
+    IRVisitor::visit_node(n);
+  }
   static std::string base(const std::string& n) { return n.substr(0, n.find('.')); }
   void visit_node(const Var* n) override {
     if (n->name.find('.') != std::string::npos) used_by_name.insert(base(n->name));
@@ -333,7 +339,12 @@ class Inliner : public IRMutator {
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& p = g.params[i].name;
       auto name = args[i]->as<Var>();
-      if (usage.used_by_name.count(p)) {
+      // A parameter passed on as it is to another function (`rhs(t, y, params)` in a step
+      // function that never indexes params itself) binds the argument the same way, so that a
+      // view x[i] reaches the function that indexes it.
+      const bool passed_on = usage.passed_on.count(p) && !usage.assigned.count(p) &&
+                             (name || leading_index_view(args[i]));
+      if (usage.used_by_name.count(p) || passed_on) {
         if (name) {
           r.by_name[p] = name->name;
         } else if (auto view = leading_index_view(args[i])) {

@@ -41,9 +41,6 @@ KNOWN_FAILURES = {
     "fs_inverse_vol": "`total = 0.0` at the top, a reduction into it over a parallel loop, then "
                       "a loop reading it: the host keeps no locals (the error points to a tensor "
                       "element or one `with parir.gpu:` block)",
-    "nd_rk4_table": "params[p] passed to rk4_step(), which only forwards it to rhs() (no "
-                    "index, no len() of its own): 'tensor 'params' has 2 dimensions ... "
-                    "indexed with 1 index'",
 }
 
 # Programs that compile but give wrong results on the GPU: program name -> what goes wrong.

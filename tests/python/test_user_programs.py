@@ -250,6 +250,23 @@ def module_numbers(x, out, N):
         out[i] = acc
 
 
+def first_two(v):
+    return v[0] + v[1]
+
+
+def forward(v):
+    # Never indexes v itself: passes the caller's view on.
+    s = first_two(v)
+    return s
+
+
+@parir.jit
+def forwarded_rows(x, out, N):
+    parir.label("i")
+    for i in range(N):
+        out[i] = forward(x[i])
+
+
 def norm_cdf(x, mu=0.0, sigma=1.0):
     return 0.5 * (1.0 + math.erf((x - mu) / (sigma * math.sqrt(2.0))))
 
@@ -321,6 +338,9 @@ def _cases(device, n=33, m=31):
                                [1], {"i": parir.threads(n)}),
         "module_numbers": (module_numbers, lambda: [r(n), torch.full((n,), float("nan"),
                                                                       device=device), n],
+                           [1], {"i": parir.threads(n)}),
+        "view_passed_on": (forwarded_rows, lambda: [r(n, 4), torch.full((n,), float("nan"),
+                                                                        device=device), n],
                            [1], {"i": parir.threads(n)}),
         "defaults": (cdfs, lambda: [r(n), torch.full((n,), float("nan"), device=device), n],
                      [1], {"i": parir.threads(n)}),
