@@ -338,8 +338,8 @@ class RejectUnreducedUpdates : public IRVisitor {
 // A reduce loop around parallel loops reduces through its innermost loops (Detect leaves it an
 // ordinary parallel loop over blocks). An accumulation into one element in its own body, beside
 // those loops (`if s > 0.0: count[0] += 1` after a row's inner reduction into s), is made by
-// every block: it becomes an atomic update (+ and - atomic_add and atomic_sub, min and max
-// atomic_min and atomic_max), which one thread of each block makes. Other updates of one element
+// every block: it becomes an atomic update (+ and - atomic_add, min and max atomic_min and
+// atomic_max), which one thread of each block makes. Other updates of one element
 // read and written by every block (`out[0] *= x`, `out[0] ^= x`) are an error: no atomic
 // operation combines them.
 class AtomicUpdatesBesideParallelLoops : public IRMutator {
@@ -360,20 +360,8 @@ class AtomicUpdatesBesideParallelLoops : public IRMutator {
     if (!l) return self;
     for (const auto& i : l->indices)
       if (mentions(i, changing_)) return self;  // each iteration's own element, or data-chosen
-    ExprPtr value = strip_casts(n->value);
-    std::optional<AtomicOp> op;
-    ExprPtr other;
-    if (auto b = value->as<Binary>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)) {
-      if (same_place(strip_casts(b->a), n->target)) other = b->b;
-      else if (b->op == BinaryOp::Add && same_place(strip_casts(b->b), n->target)) other = b->a;
-      if (other) op = b->op == BinaryOp::Add ? AtomicOp::Add : AtomicOp::Sub;
-    } else if (auto c = value->as<Call>();
-               c && (c->fn == Builtin::Min || c->fn == Builtin::Max) && c->args.size() == 2) {
-      if (same_place(strip_casts(c->args[0]), n->target)) other = c->args[1];
-      else if (same_place(strip_casts(c->args[1]), n->target)) other = c->args[0];
-      if (other) op = c->fn == Builtin::Min ? AtomicOp::Min : AtomicOp::Max;
-    }
-    if (!op) {
+    std::optional<Accumulation> acc = match(n->target, n->value);
+    if (!acc || acc->op == ReduceOp::Prod) {
       if (!reads(n->value, n->target)) return self;
       prog_.error(n->loc, fmt::format(
           "the reduction loop on line {} holds parallel loops, so its blocks all make this "
@@ -382,13 +370,17 @@ class AtomicUpdatesBesideParallelLoops : public IRMutator {
           "inner loops",
           loop_.loc.line, to_string(n->target), to_string(n->target)));
     }
+    ExprPtr other = acc->operand;
     if (reads(other, n->target))
       prog_.error(n->loc, fmt::format("{} is updated from its own value twice in one "
                                       "statement; blocks cannot combine that",
                                       to_string(n->target)));
     if (other->type.scalar != n->target->type.scalar)
       other = std::make_shared<Cast>(other, Type{n->target->type.scalar, false}, other->loc);
-    return std::make_shared<AtomicUpdate>(*op, n->target, other, nullptr, nullptr, n->loc,
+    const AtomicOp op = acc->op == ReduceOp::Sum   ? AtomicOp::Add
+                        : acc->op == ReduceOp::Min ? AtomicOp::Min
+                                                   : AtomicOp::Max;
+    return std::make_shared<AtomicUpdate>(op, n->target, other, nullptr, nullptr, n->loc,
                                           n->labels);
   }
 
