@@ -54,6 +54,7 @@ _HELPERS = {
     "abs": parir_builtins.abs, "min": parir_builtins.min, "max": parir_builtins.max,
     "int": parir_builtins.int64, "float": parir_builtins.float64, "bool": parir_builtins.bool_,
     "round": parir_builtins.python_round,
+    "divmod": lambda a, b: (ops.floordiv(a, b), ops.mod(a, b)),  # q, r = divmod(a, b)
     **ops.COMPARISONS,
 }
 
@@ -66,7 +67,7 @@ _OTHER_OPERATORS = {ast.MatMult: "matmul"}
 # Comparisons of one operator, computed where torch has no kernel for the operands' type.
 _COMPARISONS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
                 ast.NotEq: "ne"}
-_BUILTIN_CALLS = ("abs", "min", "max", "int", "float", "bool", "round")
+_BUILTIN_CALLS = ("abs", "min", "max", "int", "float", "bool", "round", "divmod")
 
 
 def _helper(name):

@@ -12,6 +12,7 @@
 #include "passes/fuse_host_loops.h"
 #include "passes/group_neighbour_rows.h"
 #include "passes/infer_types.h"
+#include "passes/keep_host_locals_on_gpu.h"
 #include "passes/keep_rows_on_chip.h"
 #include "passes/load_reduction_targets_early.h"
 #include "passes/lower_slices.h"
@@ -107,6 +108,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Fold the constants that specialization exposed.
   simplify(prog);
   log.after("simplify", dump(prog));
+
+  // Locals assigned outside the parallel loops live in one-element temporaries on the GPU.
+  keep_host_locals_on_gpu(prog);
+  log.after("keep_host_locals_on_gpu", dump(prog));
 
   // Accesses are checked against the shapes: out of bounds is an error, in bounds is marked.
   verify_bounds(prog, &result.bounds);

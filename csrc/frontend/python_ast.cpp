@@ -218,6 +218,16 @@ class Converter {
     }
     if (t == "Return") {
       py::object v = s.attr("value");
+      if (!v.is_none() && node_type(v) == "Tuple") {  // `return a, b`
+        std::vector<ExprPtr> elements;
+        for (const auto& e : v.attr("elts")) {
+          if (node_type(e) == "Starred" || node_type(e) == "Tuple")
+            fail_at(e, "a returned tuple holds values only (no nested tuples or *starred)");
+          elements.push_back(expr(e));
+        }
+        if (elements.size() < 2) fail_at(v, "a returned tuple must hold at least two values");
+        return std::make_shared<Return>(std::move(elements), l, labels);
+      }
       return std::make_shared<Return>(v.is_none() ? ExprPtr() : expr(v), l, labels);
     }
     if (t == "Break" || t == "Continue")
@@ -452,10 +462,11 @@ class Converter {
     const std::string kind = node_type(lhs);
     if (kind != "Tuple" && kind != "List") return {};
     py::list targets = lhs.attr("elts");
+    if (node_type(value) == "Call") return unpacked_call(s, targets, value);
     if (node_type(value) != "Tuple" && node_type(value) != "List")
-      fail_at(s, "a tuple can be assigned only from values written out, as in a, b = b, a "
-                 "(unpacking a function's result or another value is not supported); assign "
-                 "each value separately");
+      fail_at(s, "a tuple can be assigned only from values written out (a, b = b, a) or from "
+                 "a function that returns a tuple (a, b = f(x)); assign each value "
+                 "separately");
     py::list values = value.attr("elts");
     if (py::len(values) != py::len(targets))
       fail_at(s, fmt::format("{} values are assigned to {} targets", py::len(values),
@@ -480,6 +491,59 @@ class Converter {
     }
     computed.insert(computed.end(), taken.begin(), taken.end());
     return computed;
+  }
+
+  // `a, b = f(x)` for a Python function f that returns a tuple (`return p, q`): one statement,
+  // a call whose results go to the targets; `q, r = divmod(a, b)` is `a // b, a % b`.
+  Body unpacked_call(const py::handle& s, const py::list& targets, const py::handle& value) {
+    std::vector<ExprPtr> into;
+    for (const auto& t : targets) {
+      const std::string tk = node_type(t);
+      if (tk == "Starred" || tk == "Tuple" || tk == "List")
+        fail_at(t, "nested or starred tuple assignment is not supported; assign each value "
+                   "separately");
+      if (sliced(t))
+        fail_at(t, "a function's results can be unpacked into names and tensor elements, not "
+                   "slices");
+      into.push_back(target(t));
+    }
+    py::handle func = value.attr("func");
+    if (node_type(func) == "Name" && std::string(py::str(func.attr("id"))) == "divmod")
+      return divmod_assignment(s, into, value);
+    ExprPtr call = expr(value);
+    auto f = call->as<CallFunction>();
+    if (!f)
+      fail_at(value, "this call returns one value, which cannot be unpacked into several "
+                     "targets; assign it to one name");
+    return {std::make_shared<ExprStmt>(
+        std::make_shared<CallFunction>(f->name, f->args, f->loc, std::move(into)), loc(s))};
+  }
+
+  // `q, r = divmod(a, b)`: both values computed before either target is assigned, as in Python.
+  Body divmod_assignment(const py::handle& s, const std::vector<ExprPtr>& into,
+                         const py::handle& value) {
+    if (into.size() != 2 || py::len(value.attr("args")) != 2 ||
+        py::len(value.attr("keywords")) != 0)
+      fail_at(value, "divmod(a, b) takes two arguments and is unpacked into two targets, as in "
+                     "q, r = divmod(a, b)");
+    py::list args = value.attr("args");
+    Loc l = loc(value);
+    Body out;
+    // Operands other than names and literals are computed once (they may call functions).
+    auto operand = [&](const py::handle& e, const char* temporary) {
+      const std::string t = node_type(e);
+      if (t == "Name" || t == "Constant") return expr(e);
+      out.push_back(std::make_shared<Assign>(var(temporary, loc(e)), expr(e), l));
+      return var(temporary, loc(e));
+    };
+    ExprPtr a = operand(args[0], "divmod'a"), b = operand(args[1], "divmod'b");
+    const char* names[] = {"divmod'0", "divmod'1"};
+    out.push_back(
+        std::make_shared<Assign>(var(names[0], l), binary(BinaryOp::FloorDiv, a, b, l), l));
+    out.push_back(std::make_shared<Assign>(var(names[1], l), binary(BinaryOp::Mod, a, b, l), l));
+    for (int k = 0; k < 2; ++k)
+      out.push_back(std::make_shared<Assign>(into[k], var(names[k], l), loc(s)));
+    return out;
   }
 
   // Whether the node is a subscript with a slice among its indices (x[i, :], x[1:]).

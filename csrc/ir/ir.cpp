@@ -182,7 +182,11 @@ std::string expr_text(const ExprNode& e) {
       const auto& n = static_cast<const CallFunction&>(e);
       std::vector<std::string> args;
       for (const auto& a : n.args) args.push_back(expr_text(*a));
-      return fmt::format("{}({})", n.name, fmt::join(args, ", "));
+      std::string call = fmt::format("{}({})", n.name, fmt::join(args, ", "));
+      if (n.unpacked_into.empty()) return call;
+      std::vector<std::string> targets;
+      for (const auto& t : n.unpacked_into) targets.push_back(expr_text(*t));
+      return fmt::format("{} = {}", fmt::join(targets, ", "), call);
     }
     case ExprKind::ExternCall: {
       const auto& n = static_cast<const ExternCall&>(e);
@@ -291,7 +295,11 @@ void stmt_text(const StmtNode& s, int indent, std::string& out) {
     }
     case StmtKind::Return: {
       const auto& n = static_cast<const Return&>(s);
-      out += n.value ? fmt::format("{}return {}\n", pad, expr_text(*n.value)) : pad + "return\n";
+      std::vector<std::string> values;
+      if (n.value) values.push_back(expr_text(*n.value));
+      for (const auto& e : n.elements) values.push_back(expr_text(*e));
+      out += values.empty() ? pad + "return\n"
+                            : fmt::format("{}return {}\n", pad, fmt::join(values, ", "));
       break;
     }
     case StmtKind::ExprStmt:

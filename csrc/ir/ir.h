@@ -329,12 +329,16 @@ struct SliceReduce : ExprNode {
 // f(a, b): a call of a Python function by the name the caller uses for it, which
 // inline_functions resolves: a function (decorated with @parir.jit or not) is inlined, an
 // external (parir.external) becomes an ExternCall. Gone after inline_functions.
+// `unpacked_into` holds the targets of `a, b = f(x)` (names or tensor elements), which take the
+// values of the tuple f returns in order; such a call is a statement (an ExprStmt).
 struct CallFunction : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::CallFunction;
   std::string name;  // as written: "helper" or "module.helper"
   std::vector<ExprPtr> args;
-  CallFunction(std::string n, std::vector<ExprPtr> a, Loc l)
-      : ExprNode(static_kind, Type{}, l), name(std::move(n)), args(std::move(a)) {}
+  std::vector<ExprPtr> unpacked_into;
+  CallFunction(std::string n, std::vector<ExprPtr> a, Loc l, std::vector<ExprPtr> into = {})
+      : ExprNode(static_kind, Type{}, l), name(std::move(n)), args(std::move(a)),
+        unpacked_into(std::move(into)) {}
 };
 
 // x.shape[d], x.size(d) and len(x) (a Dim), x.numel() (a Numel), x.ndim and x.dim() (a Rank)
@@ -551,13 +555,18 @@ struct GpuBlock : StmtNode {
       : StmtNode(static_kind, l, std::move(lb)), body(std::move(b)) {}
 };
 
-// `return value` (value may be null) in a function that a jit function calls; inline_functions
-// turns it into an assignment to the call's result.
+// `return value` (value may be null), or `return a, b` for a call unpacked as `x, y = f(...)`,
+// in a function that a jit function calls; inline_functions turns it into assignments to the
+// call's results.
 struct Return : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Return;
-  ExprPtr value;
+  ExprPtr value;                  // null for a bare `return` and for a tuple
+  std::vector<ExprPtr> elements;  // the values of `return a, b` (empty otherwise)
   Return(ExprPtr v, Loc l, std::vector<std::string> lb = {})
       : StmtNode(static_kind, l, std::move(lb)), value(std::move(v)) {}
+  Return(std::vector<ExprPtr> e, Loc l, std::vector<std::string> lb = {})
+      : StmtNode(static_kind, l, std::move(lb)), elements(std::move(e)) {}
+  bool returns_something() const { return value || !elements.empty(); }
 };
 
 // A call made for its effects, `f(x, y)` on a line of its own.

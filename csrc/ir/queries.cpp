@@ -237,25 +237,41 @@ std::optional<int64_t> constant_trip_count(const For& loop) {
   return span <= 0 ? 0 : (span + stride - 1) / stride;
 }
 
-std::set<std::string> assigned_names(const Body& body) {
-  class Assigned : public IRVisitor {
-   public:
-    std::set<std::string> names;
+namespace {
 
-   protected:
-    void visit_node(const Assign* n) override {
-      if (auto v = n->target->as<Var>()) names.insert(v->name);
-      IRVisitor::visit_node(n);
-    }
-    void visit_node(const AtomicUpdate* n) override {
-      if (n->result) names.insert(n->result->as<Var>()->name);
-      IRVisitor::visit_node(n);
-    }
-    void visit_node(const For* n) override {
-      names.insert(n->var);
-      IRVisitor::visit_node(n);
-    }
-  } a;
+class Assigned : public IRVisitor {
+ public:
+  explicit Assigned(bool loop_variables) : loop_variables_(loop_variables) {}
+  std::set<std::string> names;
+
+ protected:
+  void visit_node(const Assign* n) override {
+    if (auto v = n->target->as<Var>()) names.insert(v->name);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const AtomicUpdate* n) override {
+    if (n->result) names.insert(n->result->as<Var>()->name);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const For* n) override {
+    if (loop_variables_) names.insert(n->var);
+    IRVisitor::visit_node(n);
+  }
+
+ private:
+  bool loop_variables_;
+};
+
+}  // namespace
+
+std::set<std::string> assigned_names(const Body& body) {
+  Assigned a(/*loop_variables=*/true);
+  a.visit(body);
+  return a.names;
+}
+
+std::set<std::string> assigned_locals(const Body& body) {
+  Assigned a(/*loop_variables=*/false);
   a.visit(body);
   return a.names;
 }

@@ -59,6 +59,8 @@ std::optional<int64_t> constant_difference(const ExprPtr& a, const ExprPtr& b);
 
 // The locals and loop variables that the body assigns (atomic updates' result locals too).
 std::set<std::string> assigned_names(const Body& body);
+// The same without the loop variables: the names of assignments and atomic updates' results.
+std::set<std::string> assigned_locals(const Body& body);
 
 // The body's own statements (not nested ones) that assign a local the body assigns nowhere
 // else, and carry no label: `m, n = x.shape` or `half = n // 2` at a function's top, whose value

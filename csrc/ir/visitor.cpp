@@ -68,11 +68,15 @@ void IRVisitor::visit_node(const Slice* n) {
 void IRVisitor::visit_node(const SliceReduce* n) { visit(n->arg); }
 void IRVisitor::visit_node(const CallFunction* n) {
   for (const auto& a : n->args) visit(a);
+  for (const auto& t : n->unpacked_into) visit(t);
 }
 void IRVisitor::visit_node(const ExternCall* n) {
   for (const auto& a : n->args) visit(a);
 }
-void IRVisitor::visit_node(const Return* n) { visit(n->value); }
+void IRVisitor::visit_node(const Return* n) {
+  visit(n->value);
+  for (const auto& e : n->elements) visit(e);
+}
 void IRVisitor::visit_node(const ExprStmt* n) { visit(n->value); }
 void IRVisitor::visit_node(const AtomicUpdate* n) {
   visit(n->target);
@@ -249,10 +253,11 @@ ExprPtr IRMutator::mutate_node(const SliceReduce* n, const ExprPtr& self) {
 }
 
 ExprPtr IRMutator::mutate_node(const CallFunction* n, const ExprPtr& self) {
-  std::vector<ExprPtr> args;
+  std::vector<ExprPtr> args, into;
   for (const auto& a : n->args) args.push_back(mutate(a));
-  if (same(args, n->args)) return self;
-  return std::make_shared<CallFunction>(n->name, std::move(args), n->loc);
+  for (const auto& t : n->unpacked_into) into.push_back(mutate(t));
+  if (same(args, n->args) && same(into, n->unpacked_into)) return self;
+  return std::make_shared<CallFunction>(n->name, std::move(args), n->loc, std::move(into));
 }
 
 ExprPtr IRMutator::mutate_node(const ExternCall* n, const ExprPtr& self) {
@@ -263,6 +268,12 @@ ExprPtr IRMutator::mutate_node(const ExternCall* n, const ExprPtr& self) {
 }
 
 StmtPtr IRMutator::mutate_node(const Return* n, const StmtPtr& self) {
+  if (!n->elements.empty()) {
+    std::vector<ExprPtr> elements;
+    for (const auto& e : n->elements) elements.push_back(mutate(e));
+    if (same(elements, n->elements)) return self;
+    return std::make_shared<Return>(std::move(elements), n->loc, n->labels);
+  }
   ExprPtr v = mutate(n->value);
   if (v == n->value) return self;
   return std::make_shared<Return>(v, n->loc, n->labels);

@@ -300,6 +300,60 @@ bool reads(const ExprPtr& e, const ExprPtr& place) {
   return false;
 }
 
+// The accumulation `t += e` (a Sum, Min or Max) as the atomic update of t that makes it: + and -
+// atomic_add, min atomic_min, max atomic_max, of e converted to t's type.
+StmtPtr atomic_accumulation(const Assign& n, const Accumulation& acc) {
+  ExprPtr other = acc.operand;
+  if (other->type.scalar != n.target->type.scalar)
+    other = std::make_shared<Cast>(other, Type{n.target->type.scalar, false}, other->loc);
+  const AtomicOp op = acc.op == ReduceOp::Sum   ? AtomicOp::Add
+                      : acc.op == ReduceOp::Min ? AtomicOp::Min
+                                                : AtomicOp::Max;
+  return std::make_shared<AtomicUpdate>(op, n.target, other, nullptr, nullptr, n.loc, n.labels);
+}
+
+// The accumulations into `places` (tensor elements) as atomic updates, each iteration's own:
+// + and - become atomic_add, min and max atomic_min and atomic_max.
+class AccumulationsToAtomics : public IRMutator {
+ public:
+  explicit AccumulationsToAtomics(std::vector<ExprPtr> places) : places_(std::move(places)) {}
+
+  // Whether every place is a tensor element whose accumulations an atomic operation makes.
+  static bool possible(const Body& body, const std::vector<ExprPtr>& places) {
+    class Ops : public IRVisitor {
+     public:
+      const std::vector<ExprPtr>& places;
+      bool ok = true;
+      explicit Ops(const std::vector<ExprPtr>& p) : places(p) {}
+
+     protected:
+      void visit_node(const Assign* n) override {
+        for (const auto& p : places)
+          if (same_place(n->target, p)) {
+            std::optional<Accumulation> acc = match(n->target, n->value);
+            ok = ok && acc && acc->op != ReduceOp::Prod && !reads(acc->operand, p);
+          }
+        IRVisitor::visit_node(n);
+      }
+    } ops(places);
+    for (const auto& p : places)
+      if (!strip_casts(p)->as<Load>()) return false;
+    ops.visit(body);
+    return ops.ok;
+  }
+
+ protected:
+  std::vector<ExprPtr> places_;
+  StmtPtr mutate_node(const Assign* n, const StmtPtr& self) override {
+    for (const auto& p : places_) {
+      if (!same_place(n->target, p)) continue;
+      std::optional<Accumulation> acc = match(n->target, n->value);
+      return acc ? atomic_accumulation(*n, *acc) : self;
+    }
+    return self;
+  }
+};
+
 // A reduce loop in which no accumulation was found may still update one element from every
 // iteration (`out[0] ^= x[i]`, `out[0] = out[0] | x[i]`): an operation that parir does not
 // combine across threads. As an ordinary parallel loop every thread would read, update and
@@ -323,6 +377,9 @@ class RejectUnreducedUpdates : public IRVisitor {
     for (const auto& i : l->indices)
       if (mentions(i, changing_)) return;  // each iteration's own element, or data-chosen
     if (!reads(n->value, n->target)) return;
+    // `out[0] *= 1` folded to out[0] = out[0] (simplify): every thread writes back the value
+    // it read, which changes nothing whatever the order.
+    if (same_place(strip_casts(n->value), n->target)) return;
     auto b = strip_casts(n->value)->as<Binary>();
     const char* op = b ? python_symbol(b->op) : "an operation";
     prog_.error(n->loc, fmt::format(
@@ -375,13 +432,7 @@ class AtomicUpdatesBesideParallelLoops : public IRMutator {
       prog_.error(n->loc, fmt::format("{} is updated from its own value twice in one "
                                       "statement; blocks cannot combine that",
                                       to_string(n->target)));
-    if (other->type.scalar != n->target->type.scalar)
-      other = std::make_shared<Cast>(other, Type{n->target->type.scalar, false}, other->loc);
-    const AtomicOp op = acc->op == ReduceOp::Sum   ? AtomicOp::Add
-                        : acc->op == ReduceOp::Min ? AtomicOp::Min
-                                                   : AtomicOp::Max;
-    return std::make_shared<AtomicUpdate>(op, n->target, other, nullptr, nullptr, n->loc,
-                                          n->labels);
+    return atomic_accumulation(*n, *acc);
   }
 
  private:
@@ -406,7 +457,22 @@ class Detect : public IRMutator {
         RewriteBody scan(prog_, *f, "");
         scan.collect_targets = true;
         scan.mutate(f->body);
-        if (scan.targets.size() > 1 && !only_accumulates(f->body, scan.targets))
+        if (scan.targets.size() > 1 && !only_accumulates(f->body, scan.targets)) {
+          // The loop's other effects (stores, atomic updates) must run once, so it cannot be
+          // copied per accumulation: one place (a local, if any) stays its reduction and the
+          // others, tensor elements, are updated atomically in every iteration.
+          std::vector<ExprPtr> others = scan.targets;
+          auto local = std::find_if(others.begin(), others.end(),
+                                    [](const ExprPtr& t) { return strip_casts(t)->as<Var>(); });
+          others.erase(local != others.end() ? local : others.begin());
+          if (AccumulationsToAtomics::possible(f->body, others)) {
+            for (const auto& t : scan.targets) check_not_read(*f, t);
+            auto one = std::make_shared<For>(f->var, f->lo, f->hi, f->step,
+                                             AccumulationsToAtomics(others).mutate(f->body),
+                                             f->loc, f->labels, f->par);
+            out.push_back(IRMutator::mutate(StmtPtr(one)));
+            continue;
+          }
           prog_.error(f->loc, fmt::format("this reduction loop accumulates into {} and {}, and "
                                           "also {}; it cannot become one loop per "
                                           "accumulation, which would repeat that. Accumulate "
@@ -416,6 +482,7 @@ class Detect : public IRMutator {
                                           contains(f->body, StmtKind::AtomicUpdate)
                                               ? "updates tensor elements atomically"
                                               : "stores to other tensors"));
+        }
         if (scan.targets.size() > 1) {
           for (const auto& t : scan.targets) check_not_read(*f, t);
           for (const auto& t : scan.targets) {

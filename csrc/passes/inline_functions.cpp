@@ -24,6 +24,8 @@ class Usage : public IRVisitor {
   void visit_node(const CallFunction* n) override {
     for (const auto& a : n->args)
       if (auto v = a->as<Var>()) passed_on.insert(v->name);
+    for (const auto& t : n->unpacked_into)  // a, b = g(x)
+      if (auto v = t->as<Var>()) assigned.insert(v->name);
     IRVisitor::visit_node(n);
   }
   static std::string base(const std::string& n) { return n.substr(0, n.find('.')); }
@@ -147,30 +149,44 @@ void check_returns(const Function& g, const Body& body, bool at_end) {
   }
 }
 
-// Does every path through the body end in `return value`? (Some: 1, all: 2, none: 0.)
-int returns_value(const Body& body) {
+// How many values every path through the body returns at its end: 0 (none: a bare `return` or
+// none at all), 1, or the size of a returned tuple. Paths that disagree are an error.
+size_t returned_values(const Function& g, const Body& body) {
   if (body.empty()) return 0;
   const StmtPtr& s = body.back();
-  if (auto r = s->as<Return>()) return r->value ? 2 : 0;
+  if (auto r = s->as<Return>()) return r->value ? 1 : r->elements.size();
   if (auto i = s->as<If>()) {
-    int a = returns_value(i->then_body), b = returns_value(i->else_body);
-    return a == 2 && b == 2 ? 2 : (a || b) ? 1 : 0;
+    size_t a = returned_values(g, i->then_body), b = returned_values(g, i->else_body);
+    if (a != b) {
+      if (a == 0 || b == 0)
+        error_in(g, s->loc, fmt::format("{}() returns a value on some paths but not on others; "
+                                        "return a value on every path",
+                                        g.name));
+      error_in(g, s->loc, fmt::format("{}() returns {} values on some paths and {} on others; "
+                                      "return as many on every path",
+                                      g.name, std::max(a, b), std::min(a, b)));
+    }
+    return a;
   }
   return 0;
 }
 
-// The body with each final `return e` replaced by `result = e` (and a bare `return` dropped).
-Body assign_returns(const Body& body, const std::string& result) {
+// The body with each final `return e` replaced by `results[0] = e`, and `return a, b` by
+// `results[0] = a; results[1] = b` (a bare `return` dropped, as are the values of a call
+// made for its effects, which has no results).
+Body assign_returns(const Body& body, const std::vector<std::string>& results) {
   Body out = body;
   if (out.empty()) return out;
   if (auto r = out.back()->as<Return>()) {
-    if (r->value)
-      out.back() = std::make_shared<Assign>(var(result, r->loc), r->value, r->loc, r->labels);
-    else
-      out.pop_back();
+    std::vector<ExprPtr> values = r->elements;
+    if (r->value) values = {r->value};
+    out.pop_back();
+    for (size_t k = 0; k < results.size() && k < values.size(); ++k)
+      out.push_back(std::make_shared<Assign>(var(results[k], r->loc), values[k], r->loc,
+                                             k == 0 ? r->labels : std::vector<std::string>{}));
   } else if (auto i = out.back()->as<If>()) {
-    out.back() = std::make_shared<If>(i->cond, assign_returns(i->then_body, result),
-                                      assign_returns(i->else_body, result), i->loc, i->labels);
+    out.back() = std::make_shared<If>(i->cond, assign_returns(i->then_body, results),
+                                      assign_returns(i->else_body, results), i->loc, i->labels);
   }
   return out;
 }
@@ -285,10 +301,12 @@ class Inliner : public IRMutator {
   }
 
   ExprPtr mutate_node(const CallFunction* n, const ExprPtr&) override {
-    return call(*n, /*want_value=*/true);
+    return call(*n, /*wanted=*/1).front();
   }
 
-  ExprPtr call(const CallFunction& n, bool want_value) {
+  // The values of a call: none for a call made for its effects (wanted 0), one for a call in
+  // an expression, one per target of `a, b = f(x)`. An external stays a call, its one value.
+  std::vector<ExprPtr> call(const CallFunction& n, size_t wanted) {
     std::vector<ExprPtr> args;
     for (const auto& a : n.args) args.push_back(mutate(a));
     const Callee& callee = resolve(n);
@@ -297,13 +315,17 @@ class Inliner : public IRMutator {
         error(n.loc, fmt::format("the external {}() takes {} argument{}, got {}", n.name,
                                  ext->params.size(), ext->params.size() == 1 ? "" : "s",
                                  args.size()));
-      return std::make_shared<ExternCall>(ext, std::move(args), n.loc);
+      if (wanted > 1)
+        error(n.loc, fmt::format("the external {}() returns one value, which cannot be "
+                                 "unpacked into {} targets",
+                                 n.name, wanted));
+      return {std::make_shared<ExternCall>(ext, std::move(args), n.loc)};
     }
-    return inline_call(n, *callee.function, args, want_value);
+    return inline_call(n, *callee.function, args, wanted);
   }
 
-  ExprPtr inline_call(const CallFunction& n, const Function& g, const std::vector<ExprPtr>& given,
-                      bool want_value) {
+  std::vector<ExprPtr> inline_call(const CallFunction& n, const Function& g,
+                                   const std::vector<ExprPtr>& given, size_t wanted) {
     for (const Function* f : stack_)
       if (f == &g)
         error(n.loc, fmt::format("{}() calls itself{}: recursion is not supported by parir "
@@ -321,14 +343,17 @@ class Inliner : public IRMutator {
                                fmt::join(names, ", "), args.size()));
     }
     check_returns(g, g.body, true);
-    int value = returns_value(g.body);
-    if (value == 1)
-      error_in(g, g.body.back()->loc,
-               fmt::format("{}() returns a value on some paths but not on others; return a "
-                           "value on every path",
-                           g.name));
-    if (want_value && value == 0)
+    const size_t returned = returned_values(g, g.body);
+    if (wanted > 0 && returned == 0)
       error(n.loc, fmt::format("{}() returns no value, but its result is used here", g.name));
+    if (wanted == 1 && returned > 1)
+      error(n.loc, fmt::format("{}() returns a tuple of {} values, which is used here as one "
+                               "value; unpack it into names, as in a, b = {}(...)",
+                               g.name, returned, g.name));
+    if (wanted > 1 && returned != wanted)
+      error(n.loc, fmt::format("{}() returns {} value{}, which cannot be unpacked into {} "
+                               "targets",
+                               g.name, returned, returned == 1 ? "" : "s", wanted));
 
     Usage usage;
     usage.visit(g.body);
@@ -374,30 +399,28 @@ class Inliner : public IRMutator {
     const Function* caller = env_;
     env_ = &g;
     stack_.push_back(&g);
-    ExprPtr result;
+    std::vector<ExprPtr> results;
     if (one_expression) {
-      result = mutate(r.mutate(g.body[0]->as<Return>()->value));
+      results.push_back(mutate(r.mutate(g.body[0]->as<Return>()->value)));
     } else {
       for (const auto& local : usage.assigned)
         if (!r.values.count(local)) r.values[local] = var(fresh(fmt::format("{}_{}", local, g.name)));
       for (const auto& v : usage.loop_vars)
         if (!r.values.count(v)) r.values[v] = var(fresh(fmt::format("{}_{}", v, g.name)));
-      std::string result_name;
-      Body body = g.body;
-      if (value == 2) {
-        result_name = fresh(fmt::format("{}_result", g.name));
-        body = assign_returns(body, result_name);
-      } else {
-        body = assign_returns(body, "");
-      }
-      Body inlined = mutate(r.mutate(body));
+      // A call made for its effects still computes what it returns (the value may call a
+      // function that writes tensors); the results go unused.
+      std::vector<std::string> result_names;
+      for (size_t k = 0; k < (wanted == 0 ? returned : wanted); ++k)
+        result_names.push_back(fresh(fmt::format("{}_result", g.name)));
+      Body inlined = mutate(r.mutate(assign_returns(g.body, result_names)));
       pending_.insert(pending_.end(), copies.begin(), copies.end());
       pending_.insert(pending_.end(), inlined.begin(), inlined.end());
-      if (want_value) result = var(result_name, n.loc);
+      if (wanted > 0)
+        for (const auto& name : result_names) results.push_back(var(name, n.loc));
     }
     stack_.pop_back();
     env_ = caller;
-    return result;
+    return results;
   }
 
   // ----- statements -----------------------------------------------------------------------
@@ -407,8 +430,16 @@ class Inliner : public IRMutator {
     if (!n->labels.empty())
       error(n->loc, "a label cannot be attached to a function call; label the loops inside the "
                     "called function instead");
-    ExprPtr r = call(*c, /*want_value=*/false);
-    if (r && r->as<ExternCall>()) return std::make_shared<ExprStmt>(r, n->loc);
+    if (!c->unpacked_into.empty()) {
+      // a, b = f(x): every value is computed before the targets are assigned, left to right.
+      std::vector<ExprPtr> values = call(*c, c->unpacked_into.size());
+      for (size_t k = 0; k < values.size(); ++k)
+        pending_.push_back(
+            std::make_shared<Assign>(mutate(c->unpacked_into[k]), values[k], n->loc));
+      return nullptr;
+    }
+    std::vector<ExprPtr> r = call(*c, /*wanted=*/0);
+    if (!r.empty() && r[0]->as<ExternCall>()) return std::make_shared<ExprStmt>(r[0], n->loc);
     return nullptr;  // the inlined body is in pending_
   }
 

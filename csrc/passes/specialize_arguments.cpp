@@ -271,10 +271,21 @@ SpecializedFunction specialize_arguments(const Function& fn, const std::vector<A
     }
   };
   for (size_t i = 0; i < args.size(); ++i) bind(fn.params[i].name, args[i]);
+  // A scalar argument the function assigns (`decay = get_decay(step, decay, ...)`, as Python
+  // allows) is a local that starts at the argument's value.
+  Body prelude;
+  const std::set<std::string> assigned = assigned_locals(fn.body);
+  for (const Param& param : fn.params) {
+    auto it = scalars.find(param.name);
+    if (it == scalars.end() || !assigned.count(param.name)) continue;
+    prelude.push_back(std::make_shared<Assign>(var(param.name, param.loc), it->second, param.loc));
+    scalars.erase(it);
+  }
   std::vector<std::string> sig;
   for (size_t i = 0; i < args.size(); ++i) signature_items(fn.params[i].name, args[i], sig);
   p.signature = fmt::format("{}({})", fn.name, fmt::join(sig, ", "));
   p.body = Specialize(p, scalars, dicts).mutate(fn.body);
+  p.body.insert(p.body.begin(), prelude.begin(), prelude.end());
   return p;
 }
 

@@ -149,15 +149,16 @@ class Splitter {
                             "sequentially on the GPU");
       } else if (auto a = s->as<Assign>(); a && a->target->as<Var>()) {
         const std::string& name = prog_.user_name(a->target->as<Var>()->name);
-        prog_.error(s->loc, fmt::format("the assignment to '{}' is outside any parallel loop, so "
-                                        "it would run on the host, which keeps no locals between "
-                                        "launches: compute '{}' inside the parallel loops that "
-                                        "use it, from the host loops' variables (as in "
-                                        "k = 1 << p); a value that one parallel loop computes "
-                                        "and another uses (a sum, then a division by it) goes "
-                                        "through a tensor element ({}[0] += ...), or both loops "
-                                        "run inside one `with parir.gpu:` block",
-                                        name, name, name));
+        // keep_host_locals_on_gpu moved the others to the GPU.
+        prog_.error(s->loc, fmt::format("the assignment to '{}' is outside any parallel loop, and "
+                                        "'{}' sets a host loop's range or condition, an if's "
+                                        "condition or a parallel loop's thread count, which the "
+                                        "host needs before launching; the host keeps no values "
+                                        "computed at run time: compute it in those expressions "
+                                        "from scalar arguments and the host loops' variables "
+                                        "(as in k = 1 << p), or run the loops inside one "
+                                        "`with parir.gpu:` block",
+                                        name, name));
       } else {
         prog_.error(s->loc, fmt::format("this {} is outside any parallel loop, so it would run on "
                                         "the host, which cannot touch GPU data. Wrap it in "

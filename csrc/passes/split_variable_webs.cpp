@@ -232,6 +232,7 @@ class Webs : public IRMutator {
     }
     if (auto ret = s->as<Return>()) {
       if (ret->value) read(ret->value, r);
+      for (const auto& e : ret->elements) read(e, r);
       return s;
     }
     if (auto e = s->as<ExprStmt>()) {

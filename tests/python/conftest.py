@@ -1,3 +1,4 @@
+import gc
 import os
 import sys
 
@@ -33,3 +34,12 @@ def _private_cache(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def rng():
     return torch.Generator().manual_seed(1234)
+
+
+@pytest.fixture
+def no_garbage():
+    """Collects the garbage of earlier tests before a CUDA graph capture. torch.cuda.graph does
+    not always collect it first, and an earlier test's CUDAGraph freed by the collector during
+    the capture invalidates it (its reset is not allowed while a stream captures)."""
+    gc.collect()
+    yield

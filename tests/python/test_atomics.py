@@ -718,13 +718,28 @@ def test_an_update_in_a_reduction_loop_is_not_its_accumulation():
 
 
 def test_a_loop_with_two_accumulations_and_an_update_is_not_copied():
-    with pytest.raises(parir.ParirError):
-        # Copying the loop once per accumulation would repeat the update; it stays one loop,
-        # which reduces into one place only.
-        parir.print_compiled(two_sums_and_a_count, [meta(100, torch.float32),
-                                                    meta(2, torch.float32),
-                                                    meta(1, torch.int32), 100],
-                             parir.par({'R': parir.threads(100).reduce()}))
+    # Copying the loop once per accumulation would repeat the update; it stays one loop, which
+    # reduces into s[0] and updates s[1] atomically in every iteration.
+    src = parir.print_compiled(two_sums_and_a_count, [meta(100, torch.float32),
+                                                      meta(2, torch.float32),
+                                                      meta(1, torch.int32), 100],
+                               parir.par({'R': parir.threads(100).reduce()}))
+    kernels = without_aligned_copies(src).split("//@")[0]
+    assert kernels.count("__global__") == 1
+    assert kernels.count("&h[0]") == 1 and "&s[1]" in kernels and "block_reduce" in kernels
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 33, 4097])
+def test_two_accumulations_and_an_update_on_the_gpu(n, rng):
+    x = torch.randn(n, generator=rng).cuda()
+    s = torch.zeros(2, device="cuda")
+    h = torch.zeros(1, dtype=torch.int32, device="cuda")
+    two_sums_and_a_count(x, s, h, n, opts=parir.par({'R': parir.threads(min(n, 1024)).reduce()}))
+    xd = x.double().cpu()
+    torch.testing.assert_close(s.cpu().double(), torch.stack([xd.sum(), (xd * xd).sum()]),
+                               rtol=1e-4, atol=1e-4)
+    assert h.item() == n
 
 
 def test_an_update_of_data_chosen_elements_gets_no_race_warning(recwarn):

@@ -31,16 +31,6 @@ KNOWN_FAILURES = {
                        "parallel loops: the host runs for-loops over ranges, ifs and launches "
                        "only, and keeps no locals (the error says to compute k from a loop "
                        "variable, as sg_bitonic_sort_exp does)",
-    "tu_model_ema": "`decay = get_decay(step, decay, ...)` at the function's top: an argument "
-                    "cannot be assigned, and a helper with statements outside the parallel "
-                    "loops would run on the host",
-    "tu_logreg_train": "a .reduce() loop with two accumulations (losses[step], grad_b[0]) and "
-                       "atomic updates (grad_w) is refused: it would be split per accumulation",
-    "fs_implied_vol": "`price, vega = bs_price_vega(...)`: a helper returning a tuple cannot be "
-                      "unpacked (only tuples of values written out can be assigned)",
-    "fs_inverse_vol": "`total = 0.0` at the top, a reduction into it over a parallel loop, then "
-                      "a loop reading it: the host keeps no locals (the error points to a tensor "
-                      "element or one `with parir.gpu:` block)",
 }
 
 # Programs that compile but give wrong results on the GPU: program name -> what goes wrong.
@@ -192,7 +182,11 @@ def test_host_loops_as_graphs_and_persistent_kernels_match_the_plain_launches(na
     """A host loop's launches replayed as a CUDA graph (the default captures the second call
     with the same tensors; True the first), run as one persistent kernel (the default where
     the kernels are small), or in tiles of time steps (the default for 1-D stencils), leave
-    exactly what the plain launches leave."""
+    exactly what the plain launches leave (to rounding where floating-point atomic updates
+    add up in whatever order the threads reach them)."""
+    first = build(name, "cuda")
+    exact = "parir::atomic" not in parir.print_compiled(first["fn"], first["args"],
+                                                        options(first))
     results = {}
     for how in [(False, 1, False, False), (None, 1, True, True), (None, 3, True, True),
                 (True, 2, True, True), (None, 3, False, False), (False, 2, True, False),
@@ -214,6 +208,10 @@ def test_host_loops_as_graphs_and_persistent_kernels_match_the_plain_launches(na
     plain = results.pop((False, 1, False, False))
     for how, outs in results.items():
         for k, (got, want) in enumerate(zip(outs, plain)):
+            if not exact and got.dtype.is_floating_point:
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6, equal_nan=True,
+                                           msg=lambda m: f"{name} {how} {k}: {m}")
+                continue
             assert torch.equal(got, want) or (
                 got.dtype.is_floating_point and torch.equal(got.isnan(), want.isnan())
                 and torch.equal(got.nan_to_num(), want.nan_to_num())), (name, how, k)

@@ -11,7 +11,7 @@ import parir_torch as parir
 from parir_torch import _C
 from torch_programs import inputs, scaled_add, threads
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("no_garbage")]
 
 
 def fresh_scaled_add():

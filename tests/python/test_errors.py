@@ -65,6 +65,8 @@ def test_wrong_rank_indexing_names_the_tensor():
     ("x[i] = sorted(x)", r"'sorted' is not a function parir can call"),
     ("break", r"`break` is not supported"),
     ("a, b = N", r"a tuple can be assigned only from values written out"),
+    ("a, b = parir.sqrt(N)", r"this call returns one value, which cannot be unpacked"),
+    ("a, b, c = divmod(N, 2)", r"divmod\(a, b\) takes two arguments and is unpacked into two"),
     ("a, (b, c) = 1, (2, 3)", r"nested or starred tuple assignment is not supported"),
     ("a, b = 1, 2, 3", r"3 values are assigned to 2 targets"),
     ("x[i:], x[:i] = x[:i], x[i:]", r"a tuple assignment of slices .* is not supported"),
@@ -150,14 +152,30 @@ def test_undefined_name_and_use_before_assignment():
            at="x[i] = s")
 
 
-def test_assigning_an_argument():
+def test_assigning_a_tensor_argument():
+    def f(x, N):
+        parir.label("i")
+        for i in range(N):
+            x = 3
+
+    expect(f, [x10(), 10], {"i": parir.threads(10)}, r"cannot assign to the argument 'x'; "
+           r"write to its elements instead", at="x = 3")
+
+
+def test_a_scalar_argument_assigned_is_a_local_starting_at_its_value():
+    # As in Python: the range was computed from the argument before the loop assigned N.
+    @parir.jit
     def f(x, N):
         parir.label("i")
         for i in range(N):
             N = 3
+            x[i] = N
 
-    expect(f, [x10(), 10], {"i": parir.threads(10)}, r"cannot assign to the argument 'N'",
-           at="N = 3")
+    x = x10()
+    src = parir.print_compiled(f, [x, 10], parir.par({"i": parir.threads(10)}))
+    assert "i < 10L" in src
+    f(x, 10, seq=True)
+    assert x.tolist() == [3.0] * 10
 
 
 def test_conflicting_types_for_one_local():

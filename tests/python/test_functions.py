@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import parir_torch as parir
-from helpers import check_close
+from helpers import check_close, load_module
 
 
 def spec(**labels):
@@ -80,6 +80,54 @@ def test_calls_are_inlined_into_the_kernel():
 def test_recursion_is_an_error():
     with pytest.raises(parir.ParirError, match=r"recursive\(\) calls itself: recursion is not"):
         parir.print_compiled(calls_recursive, [torch.zeros(5), 5], spec(i=5))
+
+
+TUPLE_HELPERS = """
+import parir_torch as parir
+
+def two_values(v):
+    return v, v + 1.0
+
+def one_value(v):
+    return v * 2.0
+
+def one_or_two(v):
+    if v > 0.0:
+        return v, v
+    else:
+        return v
+
+def two_or_three(v):
+    if v > 0.0:
+        return v, v
+    else:
+        return v, v, v
+
+def f(x, N):
+    parir.label('i')
+    for i in range(N):
+        {statement}
+"""
+
+
+@pytest.mark.parametrize("statement,pattern", [
+    ("x[i] = two_values(x[i])", r"two_values\(\) returns a tuple of 2 values, which is used "
+                                r"here as one value; unpack it"),
+    ("a, b, c = two_values(x[i])", r"two_values\(\) returns 2 values, which cannot be unpacked "
+                                   r"into 3 targets"),
+    ("a, b = one_value(x[i])", r"one_value\(\) returns 1 value, which cannot be unpacked into "
+                               r"2 targets"),
+    ("a, b = one_or_two(x[i])", r"one_or_two\(\) returns 2 values on some paths and 1 on "
+                                r"others"),
+    ("a, b = two_or_three(x[i])", r"two_or_three\(\) returns 3 values on some paths and 2 on "
+                                  r"others"),
+])
+def test_tuples_returned_by_functions_are_unpacked_as_many_as_returned(tmp_path, statement,
+                                                                        pattern):
+    m = load_module(tmp_path, TUPLE_HELPERS.format(statement=statement), "tuple_helpers")
+    with pytest.raises(parir.ParirError, match=pattern) as info:
+        parir.print_compiled(m.f, [torch.zeros(5), 5], spec(i=5))
+    assert "tuple_helpers.py" in str(info.value)
 
 
 @pytest.mark.gpu

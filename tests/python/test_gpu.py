@@ -185,6 +185,7 @@ def test_cuda_graphs_option_replays_the_host_loop(graphs, rng):
     assert header in src
 
 
+@pytest.mark.usefixtures("no_garbage")
 def test_eager_calls_inside_torch_cuda_graph_capture(rng):
     case = case_axpy(5000, rng, "cuda")
     a, x, y, out, n = case["args"]

@@ -298,6 +298,7 @@ def test_temporaries_start_again_in_each_host_loop_iteration(rng):
 
 
 @pytest.mark.gpu
+@pytest.mark.usefixtures("no_garbage")
 def test_split_kernels_replay_in_a_cuda_graph(rng):
     n, m = 3, 5000
     x = rand(n, m, gen=rng)

@@ -288,6 +288,111 @@ def wrapped_heading(x, out, N):
             + np.remainder(x[i], 0.3)
 
 
+def to_polar(x, y):
+    return math.hypot(x, y), math.atan2(y, x)
+
+
+def sorted_pair(a, b):
+    # Tuples returned from both branches.
+    if a <= b:
+        return a, b
+    else:
+        return b, a
+
+
+def polar_then_scaled(x, y, s):
+    # A tuple helper that unpacks another; its locals shadow the caller's names.
+    r, t = to_polar(x, y)
+    r = r * s
+    return r, t + 1.0
+
+
+def log_and_count(x, counts, i):
+    # Called for its effects: the tuple it returns is dropped.
+    counts[i] = counts[i] + 1
+    return x * 2.0, x * 3.0
+
+
+@parir.jit
+def tuple_results(x, y, polar, pair, digits, counts, N):
+    parir.label("i")
+    for i in range(N):
+        polar[i, 0], polar[i, 1] = to_polar(x[i], y[i])
+        lo, hi = sorted_pair(x[i], y[i])
+        pair[i, 0] = lo
+        pair[i, 1] = hi - lo
+        r, t = polar_then_scaled(x[i], y[i], 0.5)
+        x[i], y[i] = y[i] + r, x[i] + t      # the targets are among the values' operands
+        q, rem = divmod(i * 37 + 5, 7)
+        digits[i, 0], digits[i, 1] = divmod(int(parir.abs(x[i]) * 100.0), i + 3)
+        digits[i, 2] = q * 10 + rem
+        log_and_count(x[i], counts, i)
+
+
+@parir.jit
+def doubling(v, N):
+    k = 2
+    for p in range(3):
+        k = k * 2
+        parir.label("i")
+        for i in range(N):
+            v[i] += k
+
+
+@parir.jit
+def normalize(w, out, n):
+    # A local summed by one parallel loop and read by the next.
+    total = 0.0
+    parir.label("i")
+    for i in range(n):
+        total += w[i]
+    parir.label("j")
+    for j in range(n):
+        out[j] = w[j] / total
+
+
+@parir.jit
+def loss_and_gradients(x, y, w, loss, grad, count, N, D):
+    # One pass that sums a loss, counts, and scatters a gradient with atomics: the loss stays
+    # the reduction, the count is updated atomically (the loop cannot be copied per
+    # accumulation, which would repeat the atomics).
+    parir.label("n")
+    for n in range(N):
+        z = 0.0
+        for d in range(D):
+            z += x[n, d] * w[d]
+        err = z - y[n]
+        loss[0] += err * err
+        count[0] += 1
+        for d in range(D):
+            parir.atomic_add(grad[d], err * x[n, d])
+
+
+def clipped(v, limit):
+    return min(max(v, -limit), limit)
+
+
+@parir.jit
+def scale_clipped(x, out, scale, N):
+    # The argument is reassigned (from a helper of it), as Python allows.
+    scale = clipped(scale * 2.0, 1.5)
+    parir.label("i")
+    for i in range(N):
+        out[i] = x[i] * scale
+
+
+@parir.jit
+def sign_flips(fabs, N):
+    # Found by the fuzzer: `*= (1 - 2 * ((3 % 3) & 1))` is `*= 1`, which folds to
+    # fabs[i] = fabs[i]; under .reduce() that changes nothing and was rejected as an update
+    # parir cannot combine.
+    parir.label("i")
+    for i in range(0, 2, 2):
+        parir.label("j")
+        for j in range(0, N, 2):
+            fabs[i] *= (1 - 2 * ((3 % 3) & 1))
+
+
 def _cases(device, n=33, m=31):
     g = torch.Generator().manual_seed(5)
     r = lambda *s: torch.randn(*s, generator=g).to(device)  # noqa: E731
@@ -347,7 +452,29 @@ def _cases(device, n=33, m=31):
         "tuple_update": (julia_steps, lambda: [r(n) * 0.3, r(n) * 0.3,
                                                torch.full((n,), float("nan"), device=device), n],
                          [2], {"i": parir.threads(n)}),
+        "host_local_doubled": (doubling, lambda: [r(n), n], [0], {"i": parir.threads(n)}),
+        "host_local_sum": (normalize, lambda: [r(n).abs() + 0.5,
+                                               torch.full((n,), float("nan"), device=device), n],
+                           [1], {"i": parir.threads(n).reduce(), "j": parir.threads(n)}),
+        "no_change_under_reduce": (sign_flips,
+                                   lambda: [torch.arange(1, n + 1, device=device), n], [0],
+                                   {"i": parir.threads(31), "j": parir.threads(2).reduce()}),
+        "accumulations_and_atomics": (loss_and_gradients,
+                                      lambda: [r(n, 5), r(n), r(5), torch.zeros(1, device=device),
+                                               torch.zeros(5, device=device),
+                                               torch.zeros(1, dtype=torch.int64, device=device),
+                                               n, 5],
+                                      [3, 4, 5], {"n": parir.threads(n).reduce()}),
+        "assigned_argument": (scale_clipped, lambda: [r(n), torch.full((n,), float("nan"),
+                                                                        device=device), 0.6, n],
+                              [1], {"i": parir.threads(n)}),
         "tuple_swaps": (swap_columns, lambda: [r(n, 4), n], [0], {"i": parir.threads(n)}),
+        "tuple_results": (tuple_results,
+                          lambda: [r(n), r(n), torch.full((n, 2), float("nan"), device=device),
+                                   torch.full((n, 2), float("nan"), device=device),
+                                   torch.full((n, 3), -1, dtype=torch.int64, device=device),
+                                   torch.zeros(n, dtype=torch.int32, device=device), n],
+                          [0, 1, 2, 3, 4, 5], {"i": parir.threads(n)}),
         "max_of_three": (value_range, lambda: [r(n), r(n), r(n),
                                                torch.full((n,), float("nan"), device=device), n],
                          [3], {"i": parir.threads(n)}),
@@ -489,6 +616,14 @@ def test_a_bitwise_update_under_reduce_is_an_error_not_a_race():
                        r"on line \d+ updates out\[0\] with \^ .*parir\.atomic_xor"):
         parir.print_compiled(xor_checksum, [x, out, 100],
                              parir.par({"i": parir.threads(64).reduce()}))
+
+
+def test_an_update_that_folds_to_no_change_under_reduce_compiles():
+    x = torch.arange(1, 10, dtype=torch.int64)
+    spec = parir.par({"i": parir.threads(31), "j": parir.threads(2).reduce()})
+    parir.print_compiled(sign_flips, [x, 9], spec)
+    sign_flips(x, 9, seq=True)
+    assert x.tolist() == list(range(1, 10))
 
 
 ETA = 0.3
@@ -649,19 +784,13 @@ def test_dict_keys_with_dots_name_state_dict_entries():
     torch.testing.assert_close(s["fc1.weight"], torch.full((5,), 0.1))
 
 
-def test_a_host_local_names_itself_and_how_to_compute_it():
-    @parir.jit
-    def doubling(v, N):
-        k = 2
-        for p in range(3):
-            k = k * 2
-            parir.label("i")
-            for i in range(N):
-                v[i] += k
-
-    with pytest.raises(parir.ParirError, match=r"the assignment to 'k' is outside any parallel "
-                                               r"loop.*k = 1 << p"):
-        parir.print_compiled(doubling, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
+def test_a_local_assigned_on_the_host_lives_on_the_gpu():
+    # k = k * 2 in a host loop: each assignment runs as a one-thread kernel, each use reads it.
+    src = parir.print_compiled(doubling, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
+    assert "//@ temp k_on_gpu" in src and "k_on_gpu0[0] = (k_on_gpu0[0] * 2L);" in src
+    v = torch.zeros(4)
+    doubling(v, 4, seq=True)
+    assert v.tolist() == [4 + 8 + 16] * 4
 
 
 def test_updates_beside_the_inner_loops_of_a_reduce_loop_are_atomic():
@@ -689,22 +818,29 @@ def test_updates_beside_the_inner_loops_of_a_reduce_loop_are_atomic():
                              parir.par(spec))
 
 
-def test_a_local_summed_on_the_host_points_to_a_tensor_element_or_one_gpu_block():
+def test_a_host_local_in_a_host_loops_range_must_be_known_when_compiling():
     @parir.jit
-    def normalize(w, out, n):
-        total = 0.0
-        parir.label("i")
-        for i in range(n):
-            total += w[i]
-        parir.label("i")
-        for i in range(n):
-            out[i] = w[i] / total
+    def growing(v, N):
+        k = 1
+        for p in range(3):
+            k = k * 2
+            for q in range(k):
+                parir.label("i")
+                for i in range(N):
+                    v[i] += 1.0
 
-    with pytest.raises(parir.ParirError, match=r"goes through a tensor element \(total\[0\] "
-                                               r"\+= \.\.\.\), or both loops run inside one "
-                                               r"`with parir\.gpu:` block"):
+    with pytest.raises(parir.ParirError, match=r"the assignment to 'k' is outside any parallel "
+                                               r"loop, and 'k' sets a host loop's range.*"
+                                               r"k = 1 << p"):
+        parir.print_compiled(growing, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
+
+
+def test_a_local_summed_on_the_host_without_reduce_is_an_error_not_a_race():
+    with pytest.raises(parir.ParirError, match=r"'total' is assigned outside the parallel loops, "
+                                               r"and here inside the parallel loop 'i'.*"
+                                               r"parir\.threads\(n\)\.reduce\(\) for 'i'"):
         parir.print_compiled(normalize, [torch.ones(4), torch.zeros(4), 4],
-                             parir.par({"i": parir.threads(4)}))
+                             parir.par({"i": parir.threads(4), "j": parir.threads(4)}))
 
 
 def test_module_numbers_are_constants_and_locals_hide_them():

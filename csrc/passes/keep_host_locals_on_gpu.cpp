@@ -1,0 +1,203 @@
+#include "passes/keep_host_locals_on_gpu.h"
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "ir/fresh_names.h"
+#include "ir/visitor.h"
+
+namespace parir {
+namespace {
+
+// Names of the variables an expression reads.
+class VarsRead : public IRVisitor {
+ public:
+  std::set<std::string> names;
+
+ protected:
+  void visit_node(const Var* n) override { names.insert(n->name); }
+};
+
+// The locals assigned by statements outside every parallel loop, and the names the host reads
+// (host loops' ranges, ifs' conditions) or binds (host loop variables).
+class HostNames {
+ public:
+  std::set<std::string> assigned, needed;
+
+  void walk(const Body& body) {
+    for (const auto& s : body) {
+      if (auto f = s->as<For>(); f && !f->par) {
+        read(f->lo);
+        read(f->hi);
+        read(f->step);
+        needed.insert(f->var);
+        walk(f->body);
+      } else if (auto i = s->as<If>()) {
+        read(i->cond);
+        walk(i->then_body);
+        walk(i->else_body);
+      } else if (auto w = s->as<While>()) {
+        read(w->cond);
+        walk(w->body);
+      } else if (auto a = s->as<Assign>()) {
+        if (auto v = a->target->as<Var>()) assigned.insert(v->name);
+      }
+    }
+  }
+
+ private:
+  void read(const ExprPtr& e) {
+    VarsRead r;
+    r.visit(e);
+    needed.insert(r.names.begin(), r.names.end());
+  }
+};
+
+// Names that must stay locals: those bound other than by assignment (loop variables, atomic
+// updates' old values) and those a parallel loop's range reads (its threads are counted when
+// launching).
+class StayLocal : public IRVisitor {
+ public:
+  std::set<std::string> names;
+
+ protected:
+  void visit_node(const For* n) override {
+    names.insert(n->var);
+    if (n->par)
+      for (const ExprPtr& e : {n->lo, n->hi, n->step}) {
+        VarsRead r;
+        r.visit(e);
+        names.insert(r.names.begin(), r.names.end());
+      }
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const AtomicUpdate* n) override {
+    if (n->result)
+      if (auto v = n->result->as<Var>()) names.insert(v->name);
+    IRVisitor::visit_node(n);
+  }
+};
+
+// A moved local assigned inside parallel loops none of which is a reduction (`total += w[i]`
+// in a loop over threads(n)): every iteration would update the one element at once, losing
+// updates. An error that says how to make it a reduction.
+class UnreducedUpdates : public IRVisitor {
+ public:
+  UnreducedUpdates(const SpecializedFunction& prog, const std::set<std::string>& moved)
+      : prog_(prog), moved_(moved) {}
+
+ protected:
+  void visit_node(const For* n) override {
+    if (n->par) loops_.push_back(n);
+    IRVisitor::visit_node(n);
+    if (n->par) loops_.pop_back();
+  }
+  void visit_node(const Assign* n) override {
+    auto v = n->target->as<Var>();
+    if (v && moved_.count(v->name) && !loops_.empty()) {
+      bool reduced = false;
+      for (const For* f : loops_) reduced = reduced || f->par->reduce || f->par->scan;
+      if (!reduced) {
+        const For& loop = *loops_.back();
+        const std::string label = loop.labels.empty() ? loop.var : loop.labels.front();
+        const std::string& name = prog_.user_name(v->name);
+        prog_.error(n->loc, fmt::format(
+            "'{}' is assigned outside the parallel loops, and here inside the parallel loop "
+            "'{}', whose iterations run at the same time: each would update the one '{}' and "
+            "updates would be lost. To sum (or take the min or max) into '{}', make the loop a "
+            "reduction: parir.threads(n).reduce() for '{}' in the parallel spec",
+            name, label, name, name, label));
+      }
+    }
+    IRVisitor::visit_node(n);
+  }
+
+ private:
+  const SpecializedFunction& prog_;
+  const std::set<std::string>& moved_;
+  std::vector<const For*> loops_;
+};
+
+// Every use of a moved local becomes its element: `total` -> total[0].
+class ToElement : public IRMutator {
+ public:
+  explicit ToElement(const std::map<std::string, std::string>& element_of) : of_(element_of) {}
+
+ protected:
+  ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
+    auto it = of_.find(n->name);
+    if (it == of_.end()) return self;
+    return std::make_shared<Load>(it->second, std::vector<ExprPtr>{int_imm(0, n->loc)}, n->type,
+                                  n->loc, /*proved=*/true);
+  }
+
+ private:
+  const std::map<std::string, std::string>& of_;
+};
+
+// The host's statements with each run of assignments to the temporaries in one
+// `with parir.gpu:` block.
+Body wrap_host_assignments(const Body& body, const std::set<std::string>& temporaries) {
+  Body out, run;
+  auto flush = [&] {
+    if (run.empty()) return;
+    Loc loc = run.front()->loc;
+    out.push_back(std::make_shared<GpuBlock>(std::move(run), loc));
+    run.clear();
+  };
+  for (const auto& s : body) {
+    auto a = s->as<Assign>();
+    auto element = a ? a->target->as<Load>() : nullptr;
+    if (element && temporaries.count(element->tensor)) {
+      run.push_back(s);
+      continue;
+    }
+    flush();
+    if (auto f = s->as<For>(); f && !f->par) {
+      out.push_back(std::make_shared<For>(f->var, f->lo, f->hi, f->step,
+                                          wrap_host_assignments(f->body, temporaries), f->loc,
+                                          f->labels, f->par, f->reduction));
+    } else if (auto i = s->as<If>()) {
+      out.push_back(std::make_shared<If>(i->cond, wrap_host_assignments(i->then_body, temporaries),
+                                         wrap_host_assignments(i->else_body, temporaries),
+                                         i->loc, i->labels));
+    } else {
+      out.push_back(s);
+    }
+  }
+  flush();
+  return out;
+}
+
+}  // namespace
+
+void keep_host_locals_on_gpu(SpecializedFunction& prog) {
+  HostNames host;
+  host.walk(prog.body);
+  StayLocal stay;
+  stay.visit(prog.body);
+  std::map<std::string, std::string> element_of;  // local -> its temporary
+  FreshNames names(prog);
+  for (const auto& local : host.assigned) {
+    if (host.needed.count(local) || stay.names.count(local)) continue;
+    auto type = prog.locals.find(local);
+    if (type == prog.locals.end() || prog.is_tensor(local)) continue;
+    std::string temporary = names.make(prog.user_name(local) + "_on_gpu");
+    prog.tensors[temporary] = TensorType{type->second.scalar, {1}, {1}};
+    prog.temporaries.push_back(temporary);
+    element_of[local] = temporary;
+  }
+  if (element_of.empty()) return;
+  std::set<std::string> moved;
+  for (const auto& [local, temporary] : element_of) moved.insert(local);
+  UnreducedUpdates(prog, moved).visit(prog.body);
+  std::set<std::string> temporaries;
+  for (const auto& [local, temporary] : element_of) {
+    temporaries.insert(temporary);
+    prog.locals.erase(local);
+  }
+  prog.body = wrap_host_assignments(ToElement(element_of).mutate(prog.body), temporaries);
+}
+
+}  // namespace parir
