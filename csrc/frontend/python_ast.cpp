@@ -474,9 +474,7 @@ class Converter {
     Body computed, taken;
     for (size_t k = 0; k < py::len(targets); ++k) {
       const std::string tk = node_type(targets[k]);
-      if (tk == "Starred" || tk == "Tuple" || tk == "List" || node_type(values[k]) == "Starred")
-        fail_at(targets[k], "nested or starred tuple assignment is not supported; assign each "
-                            "value separately");
+      if (!plain_target(targets[k]) || node_type(values[k]) == "Starred") fail_nested(targets[k]);
       if (sliced(targets[k]) || sliced(values[k]))
         fail_at(s, "a tuple assignment of slices (x[i, :], y[i, :] = y[i, :], x[i, :]) is not "
                    "supported; swap the elements in a loop over the slice");
@@ -498,10 +496,7 @@ class Converter {
   Body unpacked_call(const py::handle& s, const py::list& targets, const py::handle& value) {
     std::vector<ExprPtr> into;
     for (const auto& t : targets) {
-      const std::string tk = node_type(t);
-      if (tk == "Starred" || tk == "Tuple" || tk == "List")
-        fail_at(t, "nested or starred tuple assignment is not supported; assign each value "
-                   "separately");
+      if (!plain_target(t)) fail_nested(t);
       if (sliced(t))
         fail_at(t, "a function's results can be unpacked into names and tensor elements, not "
                    "slices");
@@ -544,6 +539,16 @@ class Converter {
     for (int k = 0; k < 2; ++k)
       out.push_back(std::make_shared<Assign>(into[k], var(names[k], l), loc(s)));
     return out;
+  }
+
+  // A target of a tuple assignment that is neither nested nor starred.
+  static bool plain_target(const py::handle& t) {
+    const std::string kind = node_type(t);
+    return kind != "Starred" && kind != "Tuple" && kind != "List";
+  }
+  [[noreturn]] void fail_nested(const py::handle& t) {
+    fail_at(t, "nested or starred tuple assignment is not supported; assign each value "
+               "separately");
   }
 
   // Whether the node is a subscript with a slice among its indices (x[i, :], x[1:]).

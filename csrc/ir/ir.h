@@ -566,7 +566,6 @@ struct Return : StmtNode {
       : StmtNode(static_kind, l, std::move(lb)), value(std::move(v)) {}
   Return(std::vector<ExprPtr> e, Loc l, std::vector<std::string> lb = {})
       : StmtNode(static_kind, l, std::move(lb)), elements(std::move(e)) {}
-  bool returns_something() const { return value || !elements.empty(); }
 };
 
 // A call made for its effects, `f(x, y)` on a line of its own.
