@@ -1,6 +1,7 @@
 #include "codegen/plan_text.h"
 
 #include <cctype>
+#include <optional>
 
 #include "codegen/cuda_names.h"
 #include "ir/visitor.h"
@@ -58,6 +59,13 @@ void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& ou
           out += pad + "else:\n";
           print_steps(s.else_body, indent + 1, out);
         }
+        break;
+      case PlanStep::Kind::While:
+        out += fmt::format("{}while {}:\n", pad, expr_text(s.cond));
+        print_steps(s.body, indent + 1, out);
+        break;
+      case PlanStep::Kind::Assign:
+        out += fmt::format("{}{} = {}\n", pad, identifier(s.var), expr_text(s.value));
         break;
       case PlanStep::Kind::Launch:
         out += fmt::format("{}launch {} grid({}) block({})", pad, s.kernel, s.grid, s.block);
@@ -450,8 +458,13 @@ class StepParser {
         out.push_back(for_step(l, indent));
       } else if (l.text.rfind("if ", 0) == 0) {
         out.push_back(if_step(l, indent));
+      } else if (l.text.rfind("while ", 0) == 0) {
+        out.push_back(while_step(l, indent));
+      } else if (assigned_name(l.text)) {
+        out.push_back(assign_step(l));
+        ++i_;
       } else {
-        bad(l, "expected 'for', 'if', 'launch' or 'persistent launch'");
+        bad(l, "expected 'for', 'if', 'while', 'NAME = VALUE', 'launch' or 'persistent launch'");
       }
     }
     return out;
@@ -499,12 +512,42 @@ class StepParser {
     return s;
   }
 
-  PlanStep if_step(const Line& l, int indent) {
+  // The NAME of a line "NAME = VALUE", or null.
+  static std::optional<std::string> assigned_name(const std::string& text) {
+    size_t eq = text.find(" = ");
+    if (eq == std::string::npos || eq == 0) return std::nullopt;
+    std::string name = text.substr(0, eq);
+    for (char c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return std::nullopt;
+    return name;
+  }
+
+  PlanStep assign_step(const Line& l) {
     PlanStep s;
-    s.kind = PlanStep::Kind::If;
+    s.kind = PlanStep::Kind::Assign;
+    const std::string name = *assigned_name(l.text);
+    s.var = program_name(name);
+    s.value = parse_expr(l, l.text.substr(name.size() + 3));
+    return s;
+  }
+
+  // "KEYWORD COND:" (if, while) and the indented body after it.
+  PlanStep conditional(const Line& l, int indent, PlanStep::Kind kind, const std::string& keyword) {
+    PlanStep s;
+    s.kind = kind;
     if (l.text.back() != ':') bad(l, "expected ':' at the end");
-    s.cond = parse_expr(l, l.text.substr(3, l.text.size() - 4));
+    const size_t start = keyword.size() + 1;
+    s.cond = parse_expr(l, l.text.substr(start, l.text.size() - start - 1));
     s.body = nested(l, indent);
+    return s;
+  }
+
+  PlanStep while_step(const Line& l, int indent) {
+    return conditional(l, indent, PlanStep::Kind::While, "while");
+  }
+
+  PlanStep if_step(const Line& l, int indent) {
+    PlanStep s = conditional(l, indent, PlanStep::Kind::If, "if");
     if (i_ < lines_.size() && lines_[i_].indent == indent && lines_[i_].text == "else:")
       s.else_body = nested(lines_[i_], indent);
     return s;

@@ -41,7 +41,7 @@ struct Kernel {
   std::map<std::string, int64_t> row_groups;
   std::vector<std::string> tensors;    // tensor parameters used, in parameter order
   std::vector<std::string> written;    // the subset the kernel stores to
-  std::vector<std::string> host_vars;  // host loop variables the kernel reads (int64)
+  std::vector<std::string> host_vars;  // host loop variables and host locals it reads (int64)
   std::map<std::string, Type> locals;  // locals assigned in the kernel
   // Reductions whose target several blocks combine into, so they combine atomically.
   std::set<const Reduction*> atomic_reductions;

@@ -31,7 +31,17 @@ void for_each_launch(const std::vector<PlanStep>& steps,
 
 namespace {
 
-// `loops` holds the variables of the host loops around the steps, outermost first.
+void collect_host_locals(const std::vector<PlanStep>& steps, std::vector<std::string>& out) {
+  for (const auto& s : steps) {
+    if (s.kind == PlanStep::Kind::Assign && std::find(out.begin(), out.end(), s.var) == out.end())
+      out.push_back(s.var);
+    collect_host_locals(s.body, out);
+    collect_host_locals(s.else_body, out);
+  }
+}
+
+// `loops` holds the host locals, then the variables of the host loops around the steps,
+// outermost first: a HostEnv's order.
 void resolve_steps(LaunchPlan& plan, std::vector<PlanStep>& steps,
                    std::vector<std::string>& loops) {
   for (auto& s : steps) {
@@ -64,8 +74,8 @@ void resolve_steps(LaunchPlan& plan, std::vector<PlanStep>& steps,
       } else {
         auto v = std::find(loops.rbegin(), loops.rend(), a);  // the innermost loop of that name
         if (v == loops.rend())
-          fail("launch plan: kernel '{}' takes '{}', which is neither a parameter nor the "
-               "variable of a host loop around the launch",
+          fail("launch plan: kernel '{}' takes '{}', which is neither a parameter, a host local "
+               "nor the variable of a host loop around the launch",
                s.kernel, a);
         arg.kind = PlanStep::Arg::Kind::HostVar;
         arg.index = static_cast<int>(loops.rend() - v) - 1;
@@ -79,7 +89,9 @@ void resolve_steps(LaunchPlan& plan, std::vector<PlanStep>& steps,
 
 void resolve_launch_args(LaunchPlan& plan) {
   plan.kernels.clear();
-  std::vector<std::string> loops;
+  plan.host_locals.clear();
+  collect_host_locals(plan.steps, plan.host_locals);
+  std::vector<std::string> loops = plan.host_locals;
   resolve_steps(plan, plan.steps, loops);
 }
 

@@ -17,6 +17,13 @@
 //   //@   launch jacobi_0 grid(98) block(128) (A, B)
 //   //@   launch jacobi_1 grid(98) block(128) (B, A)
 //
+// Integer locals that the host computes appear as assignments and while loops:
+//
+//   //@ k = 2
+//   //@ while k <= 1024:
+//   //@   launch sort grid(2) block(512) (values, k)
+//   //@   k = k << 1
+//
 // A launch may add shared(bytes) and cluster(blocks) after block(...), and after its arguments
 // aligned(KERNEL): the kernel's copy for tensors whose data is 16-byte aligned, launched instead
 // when every tensor argument's is (passes/specialize_aligned_kernels.h). Lines "include DIR",
@@ -26,8 +33,9 @@
 // take "@bounds", the buffer a violation is recorded in. Lines "apart TENSOR from A, B" name
 // tensors whose memory must not overlap (ApartTensors).
 //
-// Expressions in loop bounds and conditions are int64 Python expressions over host loop
-// variables: literals, names, + - * // % << >> & | ^, comparisons, and/or/not, parentheses.
+// Expressions in loop bounds, conditions and assignments are int64 Python expressions over host
+// loop variables and host locals: literals, names, + - * // % << >> & | ^, comparisons,
+// and/or/not, parentheses.
 #pragma once
 
 #include <functional>
@@ -54,11 +62,12 @@ struct PlanParam {
 };
 
 struct PlanStep {
-  enum class Kind { For, If, Launch };
+  enum class Kind { For, If, While, Assign, Launch };
   Kind kind = Kind::Launch;
-  // For: var in range(lo, hi, step); If: cond.
+  // For: var in range(lo, hi, step); If and While: cond; Assign: var = value (a host local,
+  // LaunchPlan::host_locals).
   std::string var;
-  ExprPtr lo, hi, step, cond;
+  ExprPtr lo, hi, step, cond, value;
   std::vector<PlanStep> body, else_body;
   // For: the loop as one persistent kernel, when passes/fuse_host_loops.h made one (a Launch
   // of a single thread block cluster that runs every iteration, "//@ persistent ..." before
@@ -84,7 +93,7 @@ struct PlanStep {
   struct Arg {
     enum class Kind {
       Param,         // LaunchPlan::params[index], or temporaries[index - params.size()]
-      HostVar,       // the variable of the host loop at depth `index`
+      HostVar,       // the host local or host loop variable at `index` of the HostEnv
       BoundsBuffer,  // "@bounds": where a bounds-checked kernel records a violation
     };
     Kind kind = Kind::Param;
@@ -138,6 +147,10 @@ struct LaunchPlan {
   // a later kernel (see passes/split_multi_block_kernels.h).
   std::vector<PlanParam> temporaries;
   std::vector<PlanStep> steps;
+  // The integer locals the host keeps (the variables of Assign steps), in order of first
+  // assignment; they start at 0 (set by resolve_launch_args). A run's HostEnv holds them
+  // first, then the variables of the host loops around the step it runs.
+  std::vector<std::string> host_locals;
   // The kernels launched, each once, in order of first launch, a launch's aligned copy after its
   // kernel (set by resolve_launch_args).
   std::vector<std::string> kernels;
@@ -155,8 +168,9 @@ void for_each_launch(std::vector<PlanStep>& steps, const std::function<void(Plan
 void for_each_launch(const std::vector<PlanStep>& steps,
                      const std::function<void(const PlanStep&)>& fn);
 
-// Fills LaunchPlan::kernels and each launch's kernel_index and resolved_args. Throws
-// parir::Error for an argument that is neither a parameter nor an enclosing host loop variable.
+// Fills LaunchPlan::kernels, host_locals, and each launch's kernel_index and resolved_args.
+// Throws parir::Error for an argument that is neither a parameter, a host local nor an enclosing
+// host loop variable.
 void resolve_launch_args(LaunchPlan& plan);
 
 }  // namespace parir

@@ -91,6 +91,11 @@ struct SpecializedFunction {
   // for each call, never passed by the caller.
   std::vector<std::string> temporaries;
   std::map<std::string, Type> locals;           // set by infer_types
+  // Locals the host computes (keep_host_locals_on_gpu): assigned outside the parallel loops and
+  // read by the host (a host loop's range or condition, an if's condition). They stay in
+  // `locals`; the launch plan assigns them (PlanStep::Kind::Assign) and kernels read them as
+  // arguments, as they read host loop variables.
+  std::set<std::string> host_locals;
   // Locals that infer_types widens to int64 when their values are integers or bools: the
   // accumulators of slice sums and products (lower_slices).
   std::set<std::string> wide_accumulators;

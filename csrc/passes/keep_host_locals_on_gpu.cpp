@@ -162,6 +162,9 @@ Body wrap_host_assignments(const Body& body, const std::set<std::string>& tempor
       out.push_back(std::make_shared<If>(i->cond, wrap_host_assignments(i->then_body, temporaries),
                                          wrap_host_assignments(i->else_body, temporaries),
                                          i->loc, i->labels));
+    } else if (auto w = s->as<While>()) {
+      out.push_back(std::make_shared<While>(w->cond, wrap_host_assignments(w->body, temporaries),
+                                            w->loc, w->labels));
     } else {
       out.push_back(s);
     }
@@ -180,9 +183,12 @@ void keep_host_locals_on_gpu(SpecializedFunction& prog) {
   std::map<std::string, std::string> element_of;  // local -> its temporary
   FreshNames names(prog);
   for (const auto& local : host.assigned) {
-    if (host.needed.count(local) || stay.names.count(local)) continue;
     auto type = prog.locals.find(local);
-    if (type == prog.locals.end() || prog.is_tensor(local)) continue;
+    if (stay.names.count(local) || type == prog.locals.end() || prog.is_tensor(local)) continue;
+    if (host.needed.count(local)) {
+      prog.host_locals.insert(local);
+      continue;
+    }
     std::string temporary = names.make(prog.user_name(local) + "_on_gpu");
     prog.tensors[temporary] = TensorType{type->second.scalar, {1}, {1}};
     prog.temporaries.push_back(temporary);

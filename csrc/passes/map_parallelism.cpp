@@ -115,7 +115,7 @@ class KernelScan : public IRVisitor {
 
   void visit_node(const Var* n) override {
     if (loop_vars_.count(n->name)) return;
-    if (!prog_.locals.count(n->name)) {
+    if (!prog_.locals.count(n->name) || prog_.host_locals.count(n->name)) {
       host_vars.insert(n->name);
       return;
     }

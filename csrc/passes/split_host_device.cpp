@@ -69,17 +69,42 @@ class HostExprCheck : public IRVisitor {
   }
 };
 
+// A kernel may read the locals the host computes (as arguments) but not assign them.
+class KernelAssignsHostLocal : public IRVisitor {
+ public:
+  explicit KernelAssignsHostLocal(const SpecializedFunction& p) : prog_(p) {}
+
+ protected:
+  void visit_node(const Assign* n) override {
+    if (auto v = n->target->as<Var>(); v && prog_.host_locals.count(v->name)) {
+      const std::string& name = prog_.user_name(v->name);
+      prog_.error(n->loc, fmt::format("'{}' is assigned outside the parallel loops and read by "
+                                      "the host (in a host loop's range or condition, or an "
+                                      "if's condition), so the host computes it; code on the "
+                                      "GPU may read '{}' but not assign it. Give the GPU's "
+                                      "value a name of its own",
+                                      name, name));
+    }
+    IRVisitor::visit_node(n);
+  }
+
+ private:
+  const SpecializedFunction& prog_;
+};
+
 class Splitter {
  public:
   explicit Splitter(const SpecializedFunction& p) : prog_(p) {}
 
   Lowered run() {
     if (!contains_parallel_code(prog_.body, /*gpu_blocks=*/true)) no_parallel_code();
+    host_vars_ = prog_.host_locals;
     Lowered out;
     out.plan.function = prog_.name;
     out.plan.signature = prog_.signature;
     out.plan.steps = steps(prog_.body);
     if (roots_.empty()) no_parallel_code();
+    for (const auto& root : roots_) KernelAssignsHostLocal(prog_).visit(root);
     for (size_t i = 0; i < roots_.size(); ++i) {
       Kernel k;
       k.name = roots_.size() == 1 ? prog_.name : fmt::format("{}_{}", prog_.name, i);
@@ -140,34 +165,56 @@ class Splitter {
         st.kernel = std::to_string(roots_.size());  // replaced by the kernel name in run()
         roots_.push_back(s);
         out.push_back(std::move(st));
-      } else if (s->as<While>()) {
-        prog_.error(s->loc, "this while-loop is outside any parallel loop, so it would run on "
-                            "the host, where parir runs for-loops over ranges, ifs and launches "
-                            "only: write it as a for-loop over a range (a doubling k as "
-                            "`for p in range(1, n): k = 1 << p` with k computed inside the "
-                            "parallel loops), or wrap it in `with parir.gpu:` to run it "
-                            "sequentially on the GPU");
+      } else if (auto w = s->as<While>()) {
+        check(w->cond, "loop condition");
+        PlanStep st;
+        st.kind = PlanStep::Kind::While;
+        st.cond = w->cond;
+        st.body = steps(w->body);
+        out.push_back(std::move(st));
+      } else if (auto a = s->as<Assign>();
+                 a && a->target->as<Var>() && prog_.host_locals.count(a->target->as<Var>()->name)) {
+        out.push_back(host_assignment(*a));
       } else if (auto a = s->as<Assign>(); a && a->target->as<Var>()) {
         const std::string& name = prog_.user_name(a->target->as<Var>()->name);
-        // keep_host_locals_on_gpu moved the others to the GPU.
+        // keep_host_locals_on_gpu moved the others to the GPU or kept them on the host.
         prog_.error(s->loc, fmt::format("the assignment to '{}' is outside any parallel loop, and "
-                                        "'{}' sets a host loop's range or condition, an if's "
-                                        "condition or a parallel loop's thread count, which the "
-                                        "host needs before launching; the host keeps no values "
-                                        "computed at run time: compute it in those expressions "
-                                        "from scalar arguments and the host loops' variables "
-                                        "(as in k = 1 << p), or run the loops inside one "
-                                        "`with parir.gpu:` block",
+                                        "'{}' sets a parallel loop's range, which must be known "
+                                        "when the kernels are compiled, but this value is "
+                                        "computed when the program runs: compute the range from "
+                                        "scalar arguments and constants, or loop over the "
+                                        "largest range and skip the iterations past the end "
+                                        "with an if",
                                         name, name));
       } else {
-        prog_.error(s->loc, fmt::format("this {} is outside any parallel loop, so it would run on "
-                                        "the host, which cannot touch GPU data. Wrap it in "
-                                        "`with parir.gpu:` to run it sequentially on the GPU, or "
-                                        "put it inside a parallel loop",
-                                        s->as<While>() ? "while-loop" : "statement"));
+        prog_.error(s->loc, "this statement is outside any parallel loop, so it would run on "
+                            "the host, which cannot touch GPU data. Wrap it in "
+                            "`with parir.gpu:` to run it sequentially on the GPU, or put it "
+                            "inside a parallel loop");
       }
     }
     return out;
+  }
+
+  // `name = value` for a local the host computes: an integer from host values.
+  PlanStep host_assignment(const Assign& a) {
+    const std::string& name = a.target->as<Var>()->name;
+    const Type& type = prog_.locals.at(name);
+    if (is_float(type.scalar))
+      prog_.error(a.loc, fmt::format("'{}' is assigned outside the parallel loops and read by "
+                                     "the host (in a host loop's range or condition, or an if's "
+                                     "condition), so the host computes it, but the host computes "
+                                     "with integers only and '{}' is a {}: compute the host's "
+                                     "loops and conditions from integers, or run the loop "
+                                     "inside `with parir.gpu:`",
+                                     prog_.user_name(name), prog_.user_name(name),
+                                     python_name(type.scalar)));
+    check(a.value, "assignment");
+    PlanStep st;
+    st.kind = PlanStep::Kind::Assign;
+    st.var = name;
+    st.value = a.value;
+    return st;
   }
 };
 

@@ -4,9 +4,9 @@
 
 namespace parir {
 
-int64_t HostEnv::value(const std::string& name) const {
+size_t HostEnv::slot(const std::string& name) const {
   for (size_t i = names.size(); i-- > 0;)
-    if (names[i] == name) return values[i];
+    if (names[i] == name) return i;
   fail("launch plan: unknown name '{}'", name);
 }
 
@@ -51,6 +51,14 @@ void run_steps(const std::vector<PlanStep>& steps, HostEnv& env,
       case PlanStep::Kind::If:
         run_steps(eval_host_expr(s.cond, env) ? s.body : s.else_body, env, launch, persistent);
         break;
+      case PlanStep::Kind::Assign: {
+        const int64_t value = eval_host_expr(s.value, env);
+        env.values[env.slot(s.var)] = value;
+        break;
+      }
+      case PlanStep::Kind::While:
+        while (eval_host_expr(s.cond, env)) run_steps(s.body, env, launch, persistent);
+        break;
       case PlanStep::Kind::For: {
         if (persistent && !s.persistent.empty()) {
           launch(s.persistent.front(), env);
@@ -79,6 +87,8 @@ void run_plan(const LaunchPlan& plan,
               const std::function<void(const PlanStep&, const HostEnv&)>& launch,
               bool persistent) {
   HostEnv env;
+  env.names = plan.host_locals;
+  env.values.assign(plan.host_locals.size(), 0);
   run_steps(plan.steps, env, launch, persistent);
 }
 

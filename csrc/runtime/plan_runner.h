@@ -11,17 +11,19 @@
 
 namespace parir {
 
-// The host loop variables around a launch, outermost loop first: PlanStep::Arg's index of a
-// host loop variable is its position here.
+// The plan's host locals, then the host loop variables around a launch, outermost loop first:
+// PlanStep::Arg's index of a host value is its position here.
 struct HostEnv {
   std::vector<std::string> names;
   std::vector<int64_t> values;
 
   // The innermost variable of that name; throws parir::Error when there is none.
-  int64_t value(const std::string& name) const;
+  int64_t value(const std::string& name) const { return values[slot(name)]; }
+  size_t slot(const std::string& name) const;
 };
 
-// Walks the plan, evaluating loops and conditions, and calls `launch` for every launch step.
+// Walks the plan, evaluating loops, conditions and assignments to host locals, and calls
+// `launch` for every launch step.
 // With `persistent`, a loop that has a persistent kernel (PlanStep::persistent) is that one
 // launch instead of its iterations.
 void run_plan(const LaunchPlan& plan,

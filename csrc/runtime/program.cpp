@@ -191,7 +191,7 @@ namespace {
 bool launches_in_host_loop(const std::vector<PlanStep>& steps, bool in_loop = false) {
   for (const auto& s : steps) {
     if (s.kind == PlanStep::Kind::Launch && in_loop) return true;
-    bool loop = in_loop || s.kind == PlanStep::Kind::For;
+    bool loop = in_loop || s.kind == PlanStep::Kind::For || s.kind == PlanStep::Kind::While;
     if (launches_in_host_loop(s.body, loop) || launches_in_host_loop(s.else_body, loop))
       return true;
   }

@@ -763,8 +763,8 @@ def case_bitonic_sort(rng, device):
                 check=[(values, torch.from_numpy(ref))])
 
 
-# The same sort as a Python author rewrites it after the error on `k = 2` above: for loops
-# over the exponents on the host, k and j computed in the kernel from them.
+# The same sort as a Python author writes it with for loops over the exponents on the host,
+# k and j computed in the kernel from them.
 
 @parir.jit
 def bitonic_sort_exp(dev_values, NUM_VALS):

@@ -126,6 +126,36 @@ TEST(LaunchPlan, RunsLoopsAndConditions) {
                                                 "jacobi_1@7", "jacobi_0@9"}));
 }
 
+// The bitonic sort's host loops: integer locals the host computes, while loops over them.
+const char* kHostLocals = R"(#include "parir.h"
+//@ parir.plan bitonic
+//@ param v float32[8] strides(1) inout
+//@ k = 2
+//@ while k <= 8:
+//@   j = k >> 1
+//@   while j > 0:
+//@     launch bitonic grid(1) block(32) (v, k, j)
+//@     j = j >> 1
+//@   k = k << 1
+)";
+
+TEST(LaunchPlan, HostLocalsAndWhileLoopsRoundTripAndRun) {
+  LaunchPlan plan = parse_plan(kHostLocals);
+  EXPECT_EQ(plan.host_locals, (std::vector<std::string>{"k", "j"}));
+  EXPECT_EQ(print_plan(parse_plan(print_plan(plan))), print_plan(plan));
+  EXPECT_NE(print_plan(plan).find("//@ while (k <= 8):\n//@   j = (k >> 1)\n"), std::string::npos)
+      << print_plan(plan);
+  std::vector<std::string> launches;
+  run_plan(plan, [&](const PlanStep& s, const HostEnv& env) {
+    ASSERT_EQ(s.resolved_args.size(), 3u);
+    // The kernel's arguments read the host locals' slots, as the runtime does.
+    launches.push_back(fmt::format("{}/{}", env.values[s.resolved_args[1].index],
+                                   env.values[s.resolved_args[2].index]));
+  });
+  EXPECT_EQ(launches,
+            (std::vector<std::string>{"2/1", "4/2", "4/1", "8/4", "8/2", "8/1"}));
+}
+
 TEST(LaunchPlan, ResolvesLaunchArgumentsWhenParsed) {
   LaunchPlan plan = parse_plan(kSource);
   EXPECT_EQ(plan.kernels, (std::vector<std::string>{"jacobi_0", "jacobi_1"}));

@@ -488,7 +488,19 @@ class NestGenerator(StatementGenerator):
         x = self.new_tensor(y.dtype, (n,))
         if x is None:
             return
-        self.code.emit(f"for {t} in range({reps}):")
+        # The repetitions as a for loop, or as a CUDA port's host loop over an integer the host
+        # keeps (`t = 0; while t < reps: ...; t += 1`, or doubling `t = 2 * t + 1` from 0,
+        # whose values 0, 1, 3 stay within those of the for loop's t).
+        form = self.rng.choice(("for", "for", "count", "double"))
+        if form != "for":
+            self.feature("host_while")
+            self.code.emit(f"{t} = 0")
+            if form == "double":
+                reps = min(reps, 3)
+            limit = reps if form == "count" else (0, 1, 2, 4)[reps]
+            self.code.emit(f"while {t} < {limit}:")
+        else:
+            self.code.emit(f"for {t} in range({reps}):")
         with self.code.indent():
             i = self.local_name("i")
             self.loop_header(i, n, self.label("par"))
@@ -498,6 +510,10 @@ class NestGenerator(StatementGenerator):
                     self.code.emit(f"{yc}[{i}] = {yc}[{i}] * 0.5 + {xc}[{i}] + {t}")
                 else:
                     self.code.emit(f"{yc}[{i}] = {yc}[{i}] // 2 + {xc}[{i}] * {t}")
+            if form == "count":
+                self.code.emit(f"{t} += 1")
+            elif form == "double":
+                self.code.emit(f"{t} = 2 * {t} + 1")
         y.written = True
         y.lo, y.hi = y.lo - 40, y.hi + 40
         y.ops = max(y.ops, 3 * reps)

@@ -93,6 +93,7 @@ _LAUNCH = re.compile(r"^//@\s+(?:persistent )?launch (\S+) grid\(([^)]*)\) block
                      r"(?: shared\(\d+(?: if available)?\))?(?: cluster\(\d+\))? \(([^)]*)\)"
                      r"(?: aligned\((\S+)\))?$")
 _FOR = re.compile(r"^//@\s+for (\S+) in range\(")
+_HOST_LOCAL = re.compile(r"//@ +(\w+) = ")  # an integer local the host computes
 _TEMP = re.compile(r"^//@ temp (\S+) (\w+)\[([^\]]*)\]$")
 
 
@@ -118,6 +119,8 @@ def check_plan(program, args, source):
     seen, host_vars = {}, set()
     for line in plan:
         if m := _FOR.match(line):
+            host_vars.add(m.group(1))
+        elif m := _HOST_LOCAL.match(line):
             host_vars.add(m.group(1))
         elif line.startswith("//@ temp"):
             m = _TEMP.match(line)
@@ -168,8 +171,8 @@ def check_plan(program, args, source):
                                 f"takes {len(kparams)}")
             for a in largs:
                 if a not in seen and a not in host_vars:
-                    problems.append(f"launch of {kname} passes {a}, neither a param nor a host "
-                                    f"loop variable")
+                    problems.append(f"launch of {kname} passes {a}, neither a param, a host "
+                                    f"local nor a host loop variable")
     # A tensor the program writes may still be `in` (or absent) when its writes are dead code
     # once the scalars are specialized: the GPU mode catches writes that are really lost.
     return problems

@@ -13,6 +13,7 @@ compile and GPU tests are strict xfails, so a fix shows up as an unexpected pass
 """
 
 import os
+import re
 import sys
 import warnings
 
@@ -27,10 +28,6 @@ from corpus import ALL_CASES  # noqa: E402
 
 # Program name -> why the compiler fails on it today.
 KNOWN_FAILURES = {
-    "sg_bitonic_sort": "host scalar state (`k = 2`, `while k <= NUM_VALS:`, `k <<= 1`) around "
-                       "parallel loops: the host runs for-loops over ranges, ifs and launches "
-                       "only, and keeps no locals (the error says to compute k from a loop "
-                       "variable, as sg_bitonic_sort_exp does)",
 }
 
 # Programs that compile but give wrong results on the GPU: program name -> what goes wrong.
@@ -171,7 +168,7 @@ def _host_loop_cases():
                 source = parir.print_compiled(case["fn"], case["args"], options(case))
             except parir.ParirError:
                 continue  # test_compiles fails for it, naming the cause
-            if "//@ for " in source:
+            if re.search(r"^//@ +(for|while) ", source, re.M):
                 names.append(n)
     return names
 

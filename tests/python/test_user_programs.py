@@ -340,6 +340,40 @@ def doubling(v, N):
 
 
 @parir.jit
+def hillis_steele_scan(x, tmp, N):
+    # An inclusive prefix sum as a CUDA port writes its host loop:
+    # for (offset = 1; offset < N; offset *= 2) { step<<<...>>>(...); copy<<<...>>>(...); }
+    offset = 1
+    while offset < N:
+        parir.label("i")
+        for i in range(N):
+            if i >= offset:
+                tmp[i] = x[i] + x[i - offset]
+            else:
+                tmp[i] = x[i]
+        parir.label("i")
+        for i in range(N):
+            x[i] = tmp[i]
+        offset *= 2
+
+
+@parir.jit
+def growing_rounds(v, N):
+    # A host loop whose range a host local sets, and an if on it.
+    k = 1
+    for p in range(3):
+        k = k * 2
+        for q in range(k):
+            parir.label("i")
+            for i in range(N):
+                v[i] += 1.0
+        if k > 4:
+            parir.label("i")
+            for i in range(N):
+                v[i] *= 0.5
+
+
+@parir.jit
 def normalize(w, out, n):
     # A local summed by one parallel loop and read by the next.
     total = 0.0
@@ -453,6 +487,10 @@ def _cases(device, n=33, m=31):
                                                torch.full((n,), float("nan"), device=device), n],
                          [2], {"i": parir.threads(n)}),
         "host_local_doubled": (doubling, lambda: [r(n), n], [0], {"i": parir.threads(n)}),
+        "host_while_scan": (hillis_steele_scan, lambda: [r(n), torch.full((n,), float("nan"),
+                                                                          device=device), n],
+                            [0], {"i": parir.threads(n)}),
+        "host_local_range": (growing_rounds, lambda: [r(n), n], [0], {"i": parir.threads(n)}),
         "host_local_sum": (normalize, lambda: [r(n).abs() + 0.5,
                                                torch.full((n,), float("nan"), device=device), n],
                            [1], {"i": parir.threads(n).reduce(), "j": parir.threads(n)}),
@@ -818,21 +856,117 @@ def test_updates_beside_the_inner_loops_of_a_reduce_loop_are_atomic():
                              parir.par(spec))
 
 
-def test_a_host_local_in_a_host_loops_range_must_be_known_when_compiling():
+def test_integer_locals_the_host_reads_stay_on_the_host():
+    # The plan computes them; the kernels take them as arguments.
+    src = parir.print_compiled(hillis_steele_scan, [torch.zeros(5), torch.zeros(5), 5],
+                               parir.par({"i": parir.threads(5)}))
+    assert "//@ offset = 1\n//@ while (offset < 5):\n" in src
+    assert "//@   offset = (offset * 2)\n" in src
+    assert "int64_t offset" in src and "_on_gpu" not in src
+    src = parir.print_compiled(growing_rounds, [torch.zeros(4), 4],
+                               parir.par({"i": parir.threads(4)}))
+    assert "//@   for q in range(0, k, 1):" in src and "//@   if (k > 4):" in src
+    v = torch.ones(4)
+    growing_rounds(v, 4, seq=True)
+    assert v.tolist() == [(1 + 2 + 4 + 8) * 0.5] * 4
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 33, 1000, 4097])
+def test_a_host_while_loop_runs_eagerly_as_a_graph_and_under_torch_compile(n):
+    g = torch.Generator(device="cuda").manual_seed(n)
+    x0 = torch.rand(n, device="cuda", generator=g) + 0.5
+    want = torch.cumsum(x0.double(), 0)
+    for how in ["eager", "graphs", "torch.compile"]:
+        opts = parir.par({"i": parir.threads(n)})
+        opts.use_cuda_graphs = how == "graphs"
+        x, tmp = x0.clone(), torch.full_like(x0, float("nan"))
+
+        def scan(x, tmp):
+            hillis_steele_scan(x, tmp, n, opts=opts)
+            return x
+
+        if how == "torch.compile":
+            torch._dynamo.reset()
+            scan = torch.compile(scan, fullgraph=True)
+        for _ in range(2 if how == "graphs" else 1):  # the second call replays the graph
+            x.copy_(x0)
+            scan(x, tmp)
+        torch.testing.assert_close(x.double(), want, rtol=1e-5, atol=1e-5, msg=how)
+
+
+def test_host_locals_that_the_host_cannot_compute_are_explained():
     @parir.jit
-    def growing(v, N):
+    def timed(v, N):
+        t = 0.0
+        while t < 1.0:
+            parir.label("i")
+            for i in range(N):
+                v[i] += 1.0
+            t += 0.25
+
+    with pytest.raises(parir.ParirError, match=r"'t' is assigned outside the parallel loops and "
+                                               r"read by the host .* the host computes with "
+                                               r"integers only and 't' is a float64"):
+        parir.print_compiled(timed, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
+
+    @parir.jit
+    def reassigned(v, N):
+        k = 1
+        while k < N:
+            parir.label("i")
+            for i in range(N):
+                k = i
+                v[i] += k
+            k *= 2
+
+    with pytest.raises(parir.ParirError, match=r"code on the GPU may read 'k' but not assign "
+                                               r"it"):
+        parir.print_compiled(reassigned, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
+
+    @parir.jit
+    def from_data(v, steps, N):
+        k = 1
+        while k < N:
+            parir.label("i")
+            for i in range(N):
+                v[i] += 1.0
+            k = k + steps[0]
+
+    with pytest.raises(parir.ParirError, match=r"reads tensor 'steps', whose data is on the GPU"):
+        parir.print_compiled(from_data, [torch.zeros(4), torch.ones(1, dtype=torch.int64), 4],
+                             parir.par({"i": parir.threads(4)}))
+
+    @parir.jit
+    def thread_count(v, N):
         k = 1
         for p in range(3):
             k = k * 2
-            for q in range(k):
-                parir.label("i")
-                for i in range(N):
-                    v[i] += 1.0
+            parir.label("i")
+            for i in range(k):
+                v[i] += 1.0
 
     with pytest.raises(parir.ParirError, match=r"the assignment to 'k' is outside any parallel "
-                                               r"loop, and 'k' sets a host loop's range.*"
-                                               r"k = 1 << p"):
-        parir.print_compiled(growing, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
+                                               r"loop, and 'k' sets a parallel loop's range"):
+        parir.print_compiled(thread_count, [torch.zeros(8), 8], parir.par({"i": parir.threads(8)}))
+
+    @parir.jit
+    def loop_variable_kept(v, N):
+        k = 0
+        for k in range(2):
+            parir.label("i")
+            for i in range(N):
+                v[i] += k
+        while k < 4:
+            parir.label("i")
+            for i in range(N):
+                v[i] += 1.0
+            k += 1
+
+    with pytest.raises(parir.ParirError, match=r"'k' is used both as a loop variable and as a "
+                                               r"local variable; rename one of them"):
+        parir.print_compiled(loop_variable_kept, [torch.zeros(4), 4],
+                             parir.par({"i": parir.threads(4)}))
 
 
 def test_a_local_summed_on_the_host_without_reduce_is_an_error_not_a_race():
