@@ -134,7 +134,7 @@ class ExprParser {
   ExprParser(const Line& line, const std::string& text) : line_(line), s_(text) {}
 
   ExprPtr parse_all() {
-    ExprPtr e = parse_or();
+    ExprPtr e = parse_conditional();
     skip_ws();
     if (pos_ != s_.size()) bad(line_, "unexpected text in expression");
     return e;
@@ -164,6 +164,16 @@ class ExprParser {
     return binary(op, std::move(a), std::move(b), Loc{}, t);
   }
 
+  // `a if cond else b`
+  ExprPtr parse_conditional() {
+    ExprPtr e = parse_or();
+    if (!eat("if")) return e;
+    ExprPtr cond = parse_or();
+    if (!eat("else")) bad(line_, "expected 'else'");
+    ExprPtr other = parse_conditional();
+    return std::make_shared<Select>(std::move(cond), std::move(e), std::move(other),
+                                    Type{ScalarType::I64, false}, Loc{});
+  }
   ExprPtr parse_or() {
     ExprPtr e = parse_and();
     while (eat("or")) e = mk(BinaryOp::Or, e, parse_and());
@@ -233,18 +243,43 @@ class ExprParser {
     }
   }
   ExprPtr parse_unary() {
-    if (eat("-"))
-      return std::make_shared<Unary>(UnaryOp::Neg, parse_unary(), Type{ScalarType::I64, false},
-                                     Loc{});
-    return parse_atom();
+    for (auto [tok, op] : {std::pair{"-", UnaryOp::Neg}, std::pair{"~", UnaryOp::BitNot}})
+      if (eat(tok))
+        return std::make_shared<Unary>(op, parse_unary(), Type{ScalarType::I64, false}, Loc{});
+    return parse_power();
+  }
+  ExprPtr parse_power() {  // right-associative, tighter than a unary minus on its left
+    ExprPtr e = parse_atom();
+    if (eat("**")) return mk(BinaryOp::Pow, e, parse_unary());
+    return e;
+  }
+  // parir.NAME(ARGS): a conversion to a scalar type, or a builtin (min, max, abs).
+  ExprPtr parse_call() {
+    size_t start = pos_;
+    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
+      ++pos_;
+    const std::string name = s_.substr(start, pos_ - start);
+    if (!eat("(")) bad(line_, "expected '(' after parir." + name);
+    std::vector<ExprPtr> args;
+    if (!eat(")")) {
+      do args.push_back(parse_conditional());
+      while (eat(","));
+      if (!eat(")")) bad(line_, "missing ')'");
+    }
+    if (auto type = scalar_type_from_name(name); type && args.size() == 1)
+      return std::make_shared<Cast>(args[0], Type{*type, false}, Loc{});
+    if (auto fn = builtin_from_name(name))
+      return std::make_shared<Call>(*fn, std::move(args), Type{ScalarType::I64, false}, Loc{});
+    bad(line_, "unknown function parir." + name);
   }
   ExprPtr parse_atom() {
     skip_ws();
     if (eat("(")) {
-      ExprPtr e = parse_or();
+      ExprPtr e = parse_conditional();
       if (!eat(")")) bad(line_, "missing ')'");
       return e;
     }
+    if (eat("parir.")) return parse_call();
     if (eat("True")) return bool_imm(true);
     if (eat("False")) return bool_imm(false);
     size_t start = pos_;

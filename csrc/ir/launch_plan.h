@@ -34,8 +34,9 @@
 // tensors whose memory must not overlap (ApartTensors).
 //
 // Expressions in loop bounds, conditions and assignments are int64 Python expressions over host
-// loop variables and host locals: literals, names, + - * // % << >> & | ^, comparisons,
-// and/or/not, parentheses.
+// loop variables and host locals: literals, names, + - * // % ** << >> & | ^ ~, comparisons,
+// and/or/not, `a if c else b`, parentheses, conversions to integer types (parir.int32(k)) and
+// the builtins of is_host_builtin (parir.min(a, b)).
 #pragma once
 
 #include <functional>
@@ -161,6 +162,11 @@ struct LaunchPlan {
 
   const PlanParam* param(const std::string& name) const;
 };
+
+// The builtins a launch plan's expressions may call: min, max and abs of integers.
+inline bool is_host_builtin(Builtin fn) {
+  return fn == Builtin::Min || fn == Builtin::Max || fn == Builtin::Abs;
+}
 
 // Calls `fn` on every launch step of the plan, in order, inside loops and both branches of ifs,
 // and on the persistent kernels of loops (after the loop's body).

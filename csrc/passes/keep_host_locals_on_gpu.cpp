@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ir/fresh_names.h"
+#include "ir/launch_plan.h"
 #include "ir/visitor.h"
 
 namespace parir {
@@ -19,11 +20,14 @@ class VarsRead : public IRVisitor {
   void visit_node(const Var* n) override { names.insert(n->name); }
 };
 
-// The locals assigned by statements outside every parallel loop, and the names the host reads
-// (host loops' ranges, ifs' conditions) or binds (host loop variables).
+// The locals assigned by statements outside every parallel loop (with the values assigned and
+// where), the names the host reads (host loops' ranges and conditions, ifs' conditions) and the
+// variables of the host loops.
 class HostNames {
  public:
-  std::set<std::string> assigned, needed;
+  std::set<std::string> assigned, needed, loop_variables;
+  std::map<std::string, std::vector<ExprPtr>> values;
+  std::map<std::string, Loc> first_assignment;
 
   void walk(const Body& body) {
     for (const auto& s : body) {
@@ -32,6 +36,7 @@ class HostNames {
         read(f->hi);
         read(f->step);
         needed.insert(f->var);
+        loop_variables.insert(f->var);
         walk(f->body);
       } else if (auto i = s->as<If>()) {
         read(i->cond);
@@ -41,7 +46,11 @@ class HostNames {
         read(w->cond);
         walk(w->body);
       } else if (auto a = s->as<Assign>()) {
-        if (auto v = a->target->as<Var>()) assigned.insert(v->name);
+        if (auto v = a->target->as<Var>()) {
+          assigned.insert(v->name);
+          values[v->name].push_back(a->value);
+          first_assignment.emplace(v->name, a->loc);
+        }
       }
     }
   }
@@ -56,10 +65,12 @@ class HostNames {
 
 // Names that must stay locals: those bound other than by assignment (loop variables, atomic
 // updates' old values) and those a parallel loop's range reads (its threads are counted when
-// launching).
+// compiling; `in_parallel_ranges` says where), and the locals that parallel code (parallel
+// loops, `with parir.gpu:` blocks) assigns.
 class StayLocal : public IRVisitor {
  public:
-  std::set<std::string> names;
+  std::set<std::string> names, assigned_in_parallel_code;
+  std::map<std::string, Loc> in_parallel_ranges;
 
  protected:
   void visit_node(const For* n) override {
@@ -69,7 +80,20 @@ class StayLocal : public IRVisitor {
         VarsRead r;
         r.visit(e);
         names.insert(r.names.begin(), r.names.end());
+        for (const auto& name : r.names) in_parallel_ranges.emplace(name, n->loc);
       }
+    parallel_depth_ += n->par ? 1 : 0;
+    IRVisitor::visit_node(n);
+    parallel_depth_ -= n->par ? 1 : 0;
+  }
+  void visit_node(const GpuBlock* n) override {
+    ++parallel_depth_;
+    IRVisitor::visit_node(n);
+    --parallel_depth_;
+  }
+  void visit_node(const Assign* n) override {
+    if (auto v = n->target->as<Var>(); v && parallel_depth_ > 0)
+      assigned_in_parallel_code.insert(v->name);
     IRVisitor::visit_node(n);
   }
   void visit_node(const AtomicUpdate* n) override {
@@ -77,7 +101,99 @@ class StayLocal : public IRVisitor {
       if (auto v = n->result->as<Var>()) names.insert(v->name);
     IRVisitor::visit_node(n);
   }
+
+ private:
+  int parallel_depth_ = 0;
 };
+
+// Whether the host can compute an expression: integers from `names` (host loop variables and
+// locals the host computes), without tensor data, floats or calls other than min, max and abs.
+class HostComputable : public IRVisitor {
+ public:
+  explicit HostComputable(const std::set<std::string>& names) : names_(names) {}
+  bool ok = true;
+
+ protected:
+  void visit_node(const Var* n) override {
+    ok = ok && names_.count(n->name) && !is_float(n->type.scalar);
+  }
+  void visit_node(const FloatImm*) override { ok = false; }
+  void visit_node(const Load*) override { ok = false; }
+  void visit_node(const FlatLoad*) override { ok = false; }
+  void visit_node(const ExternCall*) override { ok = false; }
+  void visit_node(const CallFunction*) override { ok = false; }
+  void visit_node(const SliceReduce*) override { ok = false; }
+  void visit_node(const Call* n) override {
+    ok = ok && is_host_builtin(n->fn) && !is_float(n->type.scalar);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Cast* n) override {
+    ok = ok && !is_float(n->type.scalar);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Unary* n) override {
+    ok = ok && !is_float(n->type.scalar);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Binary* n) override {
+    ok = ok && !is_float(n->type.scalar) && !is_float(n->a->type.scalar);
+    IRVisitor::visit_node(n);
+  }
+
+ private:
+  const std::set<std::string>& names_;
+};
+
+// The locals the host computes (SpecializedFunction::host_locals): the int64 and bool locals
+// assigned outside the parallel code only, with values the host can compute from host loop
+// variables and each other (the largest such set), and the locals the host reads, with those
+// their values read (split_host_device explains the ones it cannot compute).
+std::set<std::string> host_computed_locals(const SpecializedFunction& prog, const HostNames& host,
+                                           const StayLocal& stay) {
+  auto kept_local = [&](const std::string& name) {
+    return host.assigned.count(name) && !stay.names.count(name) && prog.locals.count(name) &&
+           !prog.is_tensor(name);
+  };
+  std::set<std::string> computed;
+  for (const auto& name : host.assigned) {
+    if (!kept_local(name) || stay.assigned_in_parallel_code.count(name)) continue;
+    const ScalarType t = prog.locals.at(name).scalar;
+    if (t == ScalarType::I64 || t == ScalarType::Bool) computed.insert(name);
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::set<std::string> known = computed;
+    known.insert(host.loop_variables.begin(), host.loop_variables.end());
+    for (auto it = computed.begin(); it != computed.end();) {
+      bool ok = true;
+      for (const auto& value : host.values.at(*it)) {
+        HostComputable c(known);
+        c.visit(value);
+        ok = ok && c.ok;
+      }
+      if (ok) {
+        ++it;
+      } else {
+        it = computed.erase(it);
+        changed = true;
+      }
+    }
+  }
+  std::vector<std::string> work(host.needed.begin(), host.needed.end());
+  std::set<std::string> seen;
+  while (!work.empty()) {
+    const std::string name = work.back();
+    work.pop_back();
+    if (!kept_local(name) || !seen.insert(name).second) continue;
+    computed.insert(name);
+    for (const auto& value : host.values.at(name)) {
+      VarsRead r;
+      r.visit(value);
+      work.insert(work.end(), r.names.begin(), r.names.end());
+    }
+  }
+  return computed;
+}
 
 // A moved local assigned inside parallel loops none of which is a reduction (`total += w[i]`
 // in a loop over threads(n)): every iteration would update the one element at once, losing
@@ -180,15 +296,23 @@ void keep_host_locals_on_gpu(SpecializedFunction& prog) {
   host.walk(prog.body);
   StayLocal stay;
   stay.visit(prog.body);
+  for (const auto& [name, loop] : stay.in_parallel_ranges)
+    if (host.assigned.count(name))
+      prog.error(loop, fmt::format("the range of this parallel loop reads '{}', which the "
+                                   "assignment on line {} sets when the program runs, but a "
+                                   "parallel loop's range must be known when its kernel is "
+                                   "compiled: compute the range from scalar arguments and "
+                                   "constants, or loop over the largest range and skip the "
+                                   "iterations past the end with an if",
+                                   prog.user_name(name), host.first_assignment.at(name).line));
+  prog.host_locals = host_computed_locals(prog, host, stay);
   std::map<std::string, std::string> element_of;  // local -> its temporary
   FreshNames names(prog);
   for (const auto& local : host.assigned) {
     auto type = prog.locals.find(local);
-    if (stay.names.count(local) || type == prog.locals.end() || prog.is_tensor(local)) continue;
-    if (host.needed.count(local)) {
-      prog.host_locals.insert(local);
+    if (stay.names.count(local) || type == prog.locals.end() || prog.is_tensor(local) ||
+        prog.host_locals.count(local))
       continue;
-    }
     std::string temporary = names.make(prog.user_name(local) + "_on_gpu");
     prog.tensors[temporary] = TensorType{type->second.scalar, {1}, {1}};
     prog.temporaries.push_back(temporary);

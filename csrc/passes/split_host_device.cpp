@@ -51,6 +51,12 @@ class HostExprCheck : public IRVisitor {
   }
   void visit_node(const Call* n) override {
     no_float(n);
+    if (!is_host_builtin(n->fn))
+      prog_.error(n->loc, fmt::format("the {} calls {}(), which the host does not compute (it "
+                                      "computes min, max and abs of integers); code outside "
+                                      "parallel loops runs on the host. Compute it in the "
+                                      "kernels that use it",
+                                      what_, python_name(n->fn)));
     IRVisitor::visit_node(n);
   }
   void visit_node(const Cast* n) override {
@@ -81,8 +87,10 @@ class KernelAssignsHostLocal : public IRVisitor {
       prog_.error(n->loc, fmt::format("'{}' is assigned outside the parallel loops and read by "
                                       "the host (in a host loop's range or condition, or an "
                                       "if's condition), so the host computes it; code on the "
-                                      "GPU may read '{}' but not assign it. Give the GPU's "
-                                      "value a name of its own",
+                                      "GPU may read '{}' but not assign it. For a loop that "
+                                      "runs until the GPU says so (a convergence flag), put "
+                                      "the whole loop inside `with parir.gpu:`; otherwise give "
+                                      "the GPU's value a name of its own",
                                       name, name));
     }
     IRVisitor::visit_node(n);
@@ -175,17 +183,6 @@ class Splitter {
       } else if (auto a = s->as<Assign>();
                  a && a->target->as<Var>() && prog_.host_locals.count(a->target->as<Var>()->name)) {
         out.push_back(host_assignment(*a));
-      } else if (auto a = s->as<Assign>(); a && a->target->as<Var>()) {
-        const std::string& name = prog_.user_name(a->target->as<Var>()->name);
-        // keep_host_locals_on_gpu moved the others to the GPU or kept them on the host.
-        prog_.error(s->loc, fmt::format("the assignment to '{}' is outside any parallel loop, and "
-                                        "'{}' sets a parallel loop's range, which must be known "
-                                        "when the kernels are compiled, but this value is "
-                                        "computed when the program runs: compute the range from "
-                                        "scalar arguments and constants, or loop over the "
-                                        "largest range and skip the iterations past the end "
-                                        "with an if",
-                                        name, name));
       } else {
         prog_.error(s->loc, "this statement is outside any parallel loop, so it would run on "
                             "the host, which cannot touch GPU data. Wrap it in "

@@ -1,5 +1,7 @@
 #include "runtime/plan_runner.h"
 
+#include <algorithm>
+
 #include "ir/arith.h"
 
 namespace parir {
@@ -34,6 +36,19 @@ int64_t eval_host_expr(const ExprPtr& e, const HostEnv& env) {
     if (auto c = compare(b->op, x, y)) return *c;
     if (auto r = fold_int(b->op, x, y)) return *r;
     fail("launch plan: cannot evaluate {} {} {} (division by zero?)", x, python_symbol(b->op), y);
+  }
+  if (auto s = e->as<Select>())
+    return eval_host_expr(s->cond, env) ? eval_host_expr(s->a, env) : eval_host_expr(s->b, env);
+  if (auto c = e->as<Cast>()) {
+    const int64_t v = eval_host_expr(c->a, env);
+    if (is_bool(c->type.scalar)) return v != 0;
+    if (is_int(c->type.scalar)) return convert_int(v, c->type.scalar);
+  }
+  if (auto c = e->as<Call>(); c && is_host_builtin(c->fn) && c->args.size() == (c->fn == Builtin::Abs ? 1u : 2u)) {
+    const int64_t a = eval_host_expr(c->args[0], env);
+    if (c->fn == Builtin::Abs) return a < 0 ? wrap(0 - static_cast<uint64_t>(a)) : a;
+    const int64_t b = eval_host_expr(c->args[1], env);
+    return c->fn == Builtin::Min ? std::min(a, b) : std::max(a, b);
   }
   fail("launch plan: unsupported expression {}", to_string(e));
 }

@@ -30,7 +30,10 @@ void run_plan(const LaunchPlan& plan,
               const std::function<void(const PlanStep& launch, const HostEnv& env)>& launch,
               bool persistent = false);
 
-// Evaluates an int64 host expression (Python semantics for // and %). Throws on unknown names.
+// Evaluates an int64 host expression (Python semantics for // and %): integers, names,
+// arithmetic, bitwise and logical operators, comparisons, `a if c else b`, conversions to
+// integer types and the builtins of is_host_builtin. Throws on unknown names and other nodes.
 int64_t eval_host_expr(const ExprPtr& e, const HostEnv& env);
+
 
 }  // namespace parir

@@ -156,6 +156,27 @@ TEST(LaunchPlan, HostLocalsAndWhileLoopsRoundTripAndRun) {
             (std::vector<std::string>{"2/1", "4/2", "4/1", "8/4", "8/2", "8/1"}));
 }
 
+TEST(LaunchPlan, HostExpressionsWithCallsConversionsAndConditionals) {
+  LaunchPlan plan = parse_plan(R"(#include "parir.h"
+//@ parir.plan e
+//@ param v float32[4] strides(1) inout
+//@ a = parir.min(7, 3)
+//@ b = parir.max(a, -2) ** 2
+//@ c = (~(b) if b > 5 else 0)
+//@ d = parir.abs(c) + parir.int8(300)
+//@ launch e grid(1) block(32) (v, a, b, c, d)
+)");
+  EXPECT_EQ(print_plan(parse_plan(print_plan(plan))), print_plan(plan));
+  std::vector<int64_t> values;
+  run_plan(plan, [&](const PlanStep& s, const HostEnv& env) {
+    for (size_t i = 1; i < s.resolved_args.size(); ++i)
+      values.push_back(env.values[s.resolved_args[i].index]);
+  });
+  // int8(300) wraps to 44, as the GPU converts it.
+  EXPECT_EQ(values, (std::vector<int64_t>{3, 9, -10, 54}));
+  EXPECT_THROW(parse_plan(std::string(kSource) + "//@ k = parir.nosuch(1)\n"), Error);
+}
+
 TEST(LaunchPlan, ResolvesLaunchArgumentsWhenParsed) {
   LaunchPlan plan = parse_plan(kSource);
   EXPECT_EQ(plan.kernels, (std::vector<std::string>{"jacobi_0", "jacobi_1"}));

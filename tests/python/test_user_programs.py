@@ -358,6 +358,36 @@ def hillis_steele_scan(x, tmp, N):
 
 
 @parir.jit
+def host_expressions(v, N):
+    # Host locals computed with min, abs, **, ~, a conditional expression and a swap.
+    k = 1
+    src, dst = 0, 1
+    it = 0
+    while k < N:
+        parir.label("i")
+        for i in range(N):
+            v[src, i] += k + dst
+        k = min(k * 3, N) if it % 2 == 0 else abs(-k - 1) ** 2
+        src, dst = dst, src
+        it += 1 + (~k & 0)
+
+
+@parir.jit
+def tree_rounds(x, N):
+    # m halves through another local, and an offset only the kernel reads.
+    m = N
+    phase = 0
+    while m > 1:
+        h = m // 2
+        offset = phase % 2
+        parir.label("i")
+        for i in range(N // 2):
+            x[2 * i + offset] += 1.0
+        m = h
+        phase += 1
+
+
+@parir.jit
 def growing_rounds(v, N):
     # A host loop whose range a host local sets, and an if on it.
     k = 1
@@ -491,6 +521,10 @@ def _cases(device, n=33, m=31):
                                                                           device=device), n],
                             [0], {"i": parir.threads(n)}),
         "host_local_range": (growing_rounds, lambda: [r(n), n], [0], {"i": parir.threads(n)}),
+        "host_expressions": (host_expressions, lambda: [r(2, n), n], [0],
+                             {"i": parir.threads(n)}),
+        "host_locals_chained": (tree_rounds, lambda: [r(n + 1), n], [0],
+                                {"i": parir.threads(n // 2)}),
         "host_local_sum": (normalize, lambda: [r(n).abs() + 0.5,
                                                torch.full((n,), float("nan"), device=device), n],
                            [1], {"i": parir.threads(n).reduce(), "j": parir.threads(n)}),
@@ -822,13 +856,26 @@ def test_dict_keys_with_dots_name_state_dict_entries():
     torch.testing.assert_close(s["fc1.weight"], torch.full((5,), 0.1))
 
 
-def test_a_local_assigned_on_the_host_lives_on_the_gpu():
-    # k = k * 2 in a host loop: each assignment runs as a one-thread kernel, each use reads it.
+def test_a_host_computed_integer_is_an_argument_and_a_float_lives_on_the_gpu():
+    # k = k * 2 in a host loop: the plan computes it and the kernel takes it as an argument.
     src = parir.print_compiled(doubling, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
-    assert "//@ temp k_on_gpu" in src and "k_on_gpu0[0] = (k_on_gpu0[0] * 2L);" in src
+    assert "//@   k = (k * 2)\n" in src and "_on_gpu" not in src and "int64_t k)" in src
     v = torch.zeros(4)
     doubling(v, 4, seq=True)
     assert v.tolist() == [4 + 8 + 16] * 4
+
+    @parir.jit
+    def halving(v, N):
+        # A float the host cannot compute: each assignment runs as a one-thread kernel.
+        s = 1.0
+        for p in range(3):
+            s = s * 0.5
+            parir.label("i")
+            for i in range(N):
+                v[i] += s
+
+    src = parir.print_compiled(halving, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
+    assert "//@ temp s_on_gpu" in src and "s_on_gpu0[0] = (s_on_gpu0[0] * 0.5);" in src
 
 
 def test_updates_beside_the_inner_loops_of_a_reduce_loop_are_atomic():
@@ -895,6 +942,19 @@ def test_a_host_while_loop_runs_eagerly_as_a_graph_and_under_torch_compile(n):
         torch.testing.assert_close(x.double(), want, rtol=1e-5, atol=1e-5, msg=how)
 
 
+@pytest.mark.parametrize("fn, args, spec, tensors", [
+    (host_expressions, lambda: [torch.zeros(2, 40), 40], {"i": parir.threads(40)}, ["v"]),
+    (tree_rounds, lambda: [torch.zeros(41), 40], {"i": parir.threads(20)}, ["x"]),
+])
+def test_host_locals_reach_a_plan_the_runtime_reads(fn, args, spec, tensors):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", parir.ParirWarning)  # no race warning on x[2 * i + offset]
+        src = parir.print_compiled(fn, args(), parir.par(spec))
+    assert "_on_gpu" not in src
+    program = _C.Program(src)  # what a call reads before it launches anything
+    assert [name for name, _ in program.params] == tensors
+
+
 def test_host_locals_that_the_host_cannot_compute_are_explained():
     @parir.jit
     def timed(v, N):
@@ -921,7 +981,7 @@ def test_host_locals_that_the_host_cannot_compute_are_explained():
             k *= 2
 
     with pytest.raises(parir.ParirError, match=r"code on the GPU may read 'k' but not assign "
-                                               r"it"):
+                                               r"it. For a loop that runs until the GPU says so"):
         parir.print_compiled(reassigned, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
 
     @parir.jit
@@ -946,8 +1006,9 @@ def test_host_locals_that_the_host_cannot_compute_are_explained():
             for i in range(k):
                 v[i] += 1.0
 
-    with pytest.raises(parir.ParirError, match=r"the assignment to 'k' is outside any parallel "
-                                               r"loop, and 'k' sets a parallel loop's range"):
+    with pytest.raises(parir.ParirError, match=r":[\d-]+: the range of this parallel loop reads "
+                                               r"'k', which the assignment on line \d+ sets when "
+                                               r"the program runs"):
         parir.print_compiled(thread_count, [torch.zeros(8), 8], parir.par({"i": parir.threads(8)}))
 
     @parir.jit
