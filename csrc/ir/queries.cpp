@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "ir/arith.h"
+#include "ir/launch_plan.h"
 #include "ir/visitor.h"
 
 namespace parir {
@@ -425,6 +426,62 @@ void unconditional_loads(const ExprPtr& e, std::vector<const FlatLoad*>& out) {
   } else if (auto c = e->as<Call>()) {
     for (const auto& a : c->args) unconditional_loads(a, out);
   }
+}
+
+namespace {
+
+class HostComputability : public IRVisitor {
+ public:
+  explicit HostComputability(const std::set<std::string>& names) : names_(names) {}
+  std::optional<NotOnHost> found;
+
+ protected:
+  void fault(NotOnHost::Reason reason, const ExprNode* n) {
+    if (!found) found = NotOnHost{reason, n};
+  }
+  // The node's own value first, then its operands'.
+  void no_float(const ExprNode* n) {
+    if (is_float(n->type.scalar)) fault(NotOnHost::Reason::Float, n);
+  }
+  void visit_node(const Var* n) override {
+    if (!names_.count(n->name)) fault(NotOnHost::Reason::GpuValue, n);
+    no_float(n);
+  }
+  void visit_node(const Load* n) override { fault(NotOnHost::Reason::TensorData, n); }
+  void visit_node(const FloatImm* n) override { no_float(n); }
+  void visit_node(const Unary* n) override {
+    no_float(n);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Binary* n) override {
+    no_float(n);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Call* n) override {
+    no_float(n);
+    if (!is_host_builtin(n->fn)) fault(NotOnHost::Reason::Builtin, n);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Cast* n) override {
+    no_float(n);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const Select* n) override {
+    no_float(n);
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const ExternCall* n) override { fault(NotOnHost::Reason::Extern, n); }
+
+ private:
+  const std::set<std::string>& names_;
+};
+
+}  // namespace
+
+std::optional<NotOnHost> why_not_on_host(const ExprPtr& e, const std::set<std::string>& host_names) {
+  HostComputability c(host_names);
+  c.visit(e);
+  return c.found;
 }
 
 }  // namespace parir

@@ -57,6 +57,23 @@ int64_t known_power_of_two_divisor(const ExprPtr& e);
 // nullopt when that is not seen.
 std::optional<int64_t> constant_difference(const ExprPtr& a, const ExprPtr& b);
 
+// Why the host cannot compute `e`, an expression of the launch plan (its loops' ranges and
+// conditions, its ifs' conditions, its assignments to host locals): the first node at fault, in
+// the order a visitor meets them, and what it does. Nothing when `e` is integer arithmetic over
+// `host_names` (host loop variables and host locals) with the plan's builtins (is_host_builtin).
+struct NotOnHost {
+  enum class Reason {
+    GpuValue,    // a Var not in host_names
+    TensorData,  // a Load
+    Float,       // a floating-point value or operation
+    Builtin,     // a Call the plan does not evaluate
+    Extern,      // an ExternCall
+  };
+  Reason reason;
+  const ExprNode* node;
+};
+std::optional<NotOnHost> why_not_on_host(const ExprPtr& e, const std::set<std::string>& host_names);
+
 // The locals and loop variables that the body assigns (atomic updates' result locals too).
 std::set<std::string> assigned_names(const Body& body);
 // The same without the loop variables: the names of assignments and atomic updates' results.

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ir/fresh_names.h"
-#include "ir/launch_plan.h"
+#include "ir/queries.h"
 #include "ir/visitor.h"
 
 namespace parir {
@@ -106,44 +106,6 @@ class StayLocal : public IRVisitor {
   int parallel_depth_ = 0;
 };
 
-// Whether the host can compute an expression: integers from `names` (host loop variables and
-// locals the host computes), without tensor data, floats or calls other than min, max and abs.
-class HostComputable : public IRVisitor {
- public:
-  explicit HostComputable(const std::set<std::string>& names) : names_(names) {}
-  bool ok = true;
-
- protected:
-  void visit_node(const Var* n) override {
-    ok = ok && names_.count(n->name) && !is_float(n->type.scalar);
-  }
-  void visit_node(const FloatImm*) override { ok = false; }
-  void visit_node(const Load*) override { ok = false; }
-  void visit_node(const FlatLoad*) override { ok = false; }
-  void visit_node(const ExternCall*) override { ok = false; }
-  void visit_node(const CallFunction*) override { ok = false; }
-  void visit_node(const SliceReduce*) override { ok = false; }
-  void visit_node(const Call* n) override {
-    ok = ok && is_host_builtin(n->fn) && !is_float(n->type.scalar);
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const Cast* n) override {
-    ok = ok && !is_float(n->type.scalar);
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const Unary* n) override {
-    ok = ok && !is_float(n->type.scalar);
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const Binary* n) override {
-    ok = ok && !is_float(n->type.scalar) && !is_float(n->a->type.scalar);
-    IRVisitor::visit_node(n);
-  }
-
- private:
-  const std::set<std::string>& names_;
-};
-
 // The locals the host computes (SpecializedFunction::host_locals): the int64 and bool locals
 // assigned outside the parallel code only, with values the host can compute from host loop
 // variables and each other (the largest such set), and the locals the host reads, with those
@@ -166,11 +128,7 @@ std::set<std::string> host_computed_locals(const SpecializedFunction& prog, cons
     known.insert(host.loop_variables.begin(), host.loop_variables.end());
     for (auto it = computed.begin(); it != computed.end();) {
       bool ok = true;
-      for (const auto& value : host.values.at(*it)) {
-        HostComputable c(known);
-        c.visit(value);
-        ok = ok && c.ok;
-      }
+      for (const auto& value : host.values.at(*it)) ok = ok && !why_not_on_host(value, known);
       if (ok) {
         ++it;
       } else {

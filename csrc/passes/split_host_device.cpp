@@ -8,72 +8,41 @@
 namespace parir {
 namespace {
 
-// Checks that an expression can be computed by the host: integers, host loop variables and
-// arithmetic, but no tensor elements, locals or floats.
-class HostExprCheck : public IRVisitor {
- public:
-  HostExprCheck(const SpecializedFunction& p, const std::set<std::string>& host_vars, const char* what)
-      : prog_(p), host_vars_(host_vars), what_(what) {}
-
- protected:
-  const SpecializedFunction& prog_;
-  const std::set<std::string>& host_vars_;
-  const char* what_;
-
-  void visit_node(const Var* n) override {
-    if (!host_vars_.count(n->name))
-      prog_.error(n->loc, fmt::format("the {} uses '{}', which is only known on the GPU; code "
-                                      "outside parallel loops runs on the host. Move it inside "
-                                      "`with parir.gpu:` or a parallel loop",
-                                      what_, n->name));
+// Stops with an error when the host cannot compute `e` (why_not_on_host), naming what it uses.
+void check_on_host(const SpecializedFunction& prog, const ExprPtr& e,
+                   const std::set<std::string>& host_vars, const char* what) {
+  auto fault = why_not_on_host(e, host_vars);
+  if (!fault) return;
+  const ExprNode* n = fault->node;
+  switch (fault->reason) {
+    case NotOnHost::Reason::GpuValue:
+      prog.error(n->loc, fmt::format("the {} uses '{}', which is only known on the GPU; code "
+                                     "outside parallel loops runs on the host. Move it inside "
+                                     "`with parir.gpu:` or a parallel loop",
+                                     what, n->as<Var>()->name));
+    case NotOnHost::Reason::TensorData:
+      prog.error(n->loc, fmt::format("the {} reads tensor '{}', whose data is on the GPU; code "
+                                     "outside parallel loops runs on the host. Move it inside "
+                                     "`with parir.gpu:` or a parallel loop",
+                                     what, n->as<Load>()->tensor));
+    case NotOnHost::Reason::Float:
+      prog.error(n->loc, fmt::format("the {} computes with floating-point values, but code "
+                                     "outside parallel loops runs on the host and may only use "
+                                     "integers",
+                                     what));
+    case NotOnHost::Reason::Builtin:
+      prog.error(n->loc, fmt::format("the {} calls {}(), which the host does not compute (it "
+                                     "computes min, max and abs of integers); code outside "
+                                     "parallel loops runs on the host. Compute it in the "
+                                     "kernels that use it",
+                                     what, python_name(n->as<Call>()->fn)));
+    case NotOnHost::Reason::Extern:
+      prog.error(n->loc, fmt::format("the {} calls the external device function {}(), which only "
+                                     "runs on the GPU; code outside parallel loops runs on the "
+                                     "host",
+                                     what, n->as<ExternCall>()->fn->python_name));
   }
-  void visit_node(const Load* n) override {
-    prog_.error(n->loc, fmt::format("the {} reads tensor '{}', whose data is on the GPU; code "
-                                    "outside parallel loops runs on the host. Move it inside "
-                                    "`with parir.gpu:` or a parallel loop",
-                                    what_, n->tensor));
-  }
-  void no_float(const ExprNode* n) {
-    if (is_float(n->type.scalar))
-      prog_.error(n->loc, fmt::format("the {} computes with floating-point values, but code "
-                                      "outside parallel loops runs on the host and may only use "
-                                      "integers",
-                                      what_));
-  }
-  void visit_node(const FloatImm* n) override { no_float(n); }
-  void visit_node(const Unary* n) override {
-    no_float(n);
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const Binary* n) override {
-    no_float(n);
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const Call* n) override {
-    no_float(n);
-    if (!is_host_builtin(n->fn))
-      prog_.error(n->loc, fmt::format("the {} calls {}(), which the host does not compute (it "
-                                      "computes min, max and abs of integers); code outside "
-                                      "parallel loops runs on the host. Compute it in the "
-                                      "kernels that use it",
-                                      what_, python_name(n->fn)));
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const Cast* n) override {
-    no_float(n);
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const Select* n) override {
-    no_float(n);
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const ExternCall* n) override {
-    prog_.error(n->loc, fmt::format("the {} calls the external device function {}(), which only "
-                                    "runs on the GPU; code outside parallel loops runs on the "
-                                    "host",
-                                    what_, n->fn->python_name));
-  }
-};
+}
 
 // A kernel may read the locals the host computes (as arguments) but not assign them.
 class KernelAssignsHostLocal : public IRVisitor {
@@ -136,10 +105,7 @@ class Splitter {
          prog_.name, prog_.source->filename);
   }
 
-  void check(const ExprPtr& e, const char* what) {
-    HostExprCheck c(prog_, host_vars_, what);
-    c.visit(e);
-  }
+  void check(const ExprPtr& e, const char* what) { check_on_host(prog_, e, host_vars_, what); }
 
   std::vector<PlanStep> steps(const Body& body) {
     std::vector<PlanStep> out;
