@@ -64,9 +64,10 @@ class HostNames {
 };
 
 // Names that must stay locals: those bound other than by assignment (loop variables, atomic
-// updates' old values) and those a parallel loop's range reads (its threads are counted when
-// compiling; `in_parallel_ranges` says where), and the locals that parallel code (parallel
-// loops, `with parir.gpu:` blocks) assigns.
+// updates' old values), and the locals that parallel code (parallel loops, `with parir.gpu:`
+// blocks) assigns. Also the names parallel loops' ranges read, with where
+// (`in_parallel_ranges`): a kernel's threads do not wait for a value on the GPU before they
+// start, so those the host assigns must be host locals.
 class StayLocal : public IRVisitor {
  public:
   std::set<std::string> names, assigned_in_parallel_code;
@@ -79,7 +80,6 @@ class StayLocal : public IRVisitor {
       for (const ExprPtr& e : {n->lo, n->hi, n->step}) {
         VarsRead r;
         r.visit(e);
-        names.insert(r.names.begin(), r.names.end());
         for (const auto& name : r.names) in_parallel_ranges.emplace(name, n->loc);
       }
     parallel_depth_ += n->par ? 1 : 0;
@@ -254,15 +254,21 @@ void keep_host_locals_on_gpu(SpecializedFunction& prog) {
   host.walk(prog.body);
   StayLocal stay;
   stay.visit(prog.body);
-  for (const auto& [name, loop] : stay.in_parallel_ranges)
-    if (host.assigned.count(name))
-      prog.error(loop, fmt::format("the range of this parallel loop reads '{}', which the "
-                                   "assignment on line {} sets when the program runs, but a "
-                                   "parallel loop's range must be known when its kernel is "
-                                   "compiled: compute the range from scalar arguments and "
-                                   "constants, or loop over the largest range and skip the "
+  for (const auto& [name, loop] : stay.in_parallel_ranges) {
+    if (!host.assigned.count(name)) {
+      stay.names.insert(name);  // a kernel's own local or a loop variable
+    } else if (stay.assigned_in_parallel_code.count(name)) {
+      prog.error(loop, fmt::format("the range of this parallel loop reads '{}', which parallel "
+                                   "code assigns (on the GPU), but the host must know a "
+                                   "parallel loop's range when it launches the kernel: compute "
+                                   "'{}' outside the parallel loops and `with parir.gpu:` "
+                                   "blocks, or loop over the largest range and skip the "
                                    "iterations past the end with an if",
-                                   prog.user_name(name), host.first_assignment.at(name).line));
+                                   prog.user_name(name), prog.user_name(name)));
+    } else {
+      host.needed.insert(name);  // the host passes the kernel its value
+    }
+  }
   prog.host_locals = host_computed_locals(prog, host, stay);
   std::map<std::string, std::string> element_of;  // local -> its temporary
   FreshNames names(prog);

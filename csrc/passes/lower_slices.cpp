@@ -138,7 +138,9 @@ class Lowering {
       auto v = constant(e, locals_);
       if (!v)
         error(fmt::format("the {} of a slice of '{}' must be a constant (an expression of the "
-                          "scalar arguments), not {}",
+                          "scalar arguments), not {}, since a slice's length is part of its "
+                          "type; a loop's range may read a local the host computes "
+                          "(`for i in range(w):` instead of `[:w]`)",
                           what, tensor, to_string(e)));
       return v;
     };

@@ -490,8 +490,12 @@ class NestGenerator(StatementGenerator):
             return
         # The repetitions as a for loop, or as a CUDA port's host loop over an integer the host
         # keeps (`t = 0; while t < reps: ...; t += 1`, or doubling `t = 2 * t + 1` from 0,
-        # whose values 0, 1, 3 stay within those of the for loop's t).
-        form = self.rng.choice(("for", "for", "count", "double"))
+        # whose values 0, 1, 3 stay within those of the for loop's t), or a window whose width
+        # the host shrinks and the parallel loop's range reads.
+        form = self.rng.choice(("for", "for", "count", "double", "window"))
+        if form == "window":
+            self._host_window(t, n, x, y)
+            return
         if form != "for":
             self.feature("host_while")
             self.code.emit(f"{t} = 0")
@@ -517,6 +521,37 @@ class NestGenerator(StatementGenerator):
         y.written = True
         y.lo, y.hi = y.lo - 40, y.hi + 40
         y.ops = max(y.ops, 3 * reps)
+
+    def _host_window(self, t, n, x, y):
+        """`w = n; while w > 0: for i in range(w): ...; w //= 2`: a parallel loop whose range
+        reads a local the host updates (the tree reductions' and Blelloch scans' pattern), in
+        one of the forms a range takes: its end, its start, or its end with a step."""
+        self.feature("host_while")
+        self.feature("host_range")
+        w = self.local_name("w")
+        size = self.size_code(n)
+        self.code.emit(f"{w} = {size}")
+        self.code.emit(f"{t} = 0")
+        self.code.emit(f"while {w} > 0:")
+        with self.code.indent():
+            i = self.local_name("i")
+            header = self.rng.choice((f"range({w})", f"range({size} - {w}, {size})",
+                                      f"range(0, {w}, {self.rng.randint(2, 3)})"))
+            self.code.emit(f"parir.label({self.label('par')!r})")
+            self.code.emit(f"for {i} in {header}:")
+            with self.code.indent():
+                yc, xc = self.tensor_code[y.name], self.tensor_code[x.name]
+                if y.dtype in FLOATS:
+                    self.code.emit(f"{yc}[{i}] = {yc}[{i}] * 0.5 + {xc}[{i}] + {t}")
+                else:
+                    self.code.emit(f"{yc}[{i}] = {yc}[{i}] // 2 + {xc}[{i}] + {t}")
+            shrink = self.rng.choice((f"{w} //= 2", f"{w} = {w} >> 1",
+                                      f"{w} -= {max(1, n // 3)}"))
+            self.code.emit(shrink)
+            self.code.emit(f"{t} += 1")
+        y.written = True
+        y.lo, y.hi = min(y.lo, 2 * x.lo) - 40, max(y.hi, 2 * x.hi) + 40
+        y.ops = max(y.ops, 40)
 
     def nest_time_stencil(self):
         """A host loop over time steps around one to three one-dimensional stencil kernels

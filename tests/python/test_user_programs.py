@@ -404,6 +404,31 @@ def growing_rounds(v, N):
 
 
 @parir.jit
+def shrinking_windows(x, sums, N):
+    # Parallel ranges that host locals bound: a window that halves, a start and a stride that
+    # move, a reduction into an element a host local picks, and an inner level of a nest.
+    w = N
+    r = 0
+    while w > 0:
+        parir.label("i")
+        for i in range(w):
+            x[r % 2, i] += 1.0
+        parir.label("i")
+        for i in range(N - w, N, r + 1):
+            x[(r + 1) % 2, i] *= 0.5
+        parir.label("j")
+        for j in range(w):
+            sums[r] += x[0, j]
+        parir.label("row")
+        for row in range(2):
+            parir.label("col")
+            for col in range(w // 2, w):
+                x[row, col] -= 0.25
+        w //= 2
+        r += 1
+
+
+@parir.jit
 def normalize(w, out, n):
     # A local summed by one parallel loop and read by the next.
     total = 0.0
@@ -525,6 +550,9 @@ def _cases(device, n=33, m=31):
                              {"i": parir.threads(n)}),
         "host_locals_chained": (tree_rounds, lambda: [r(n + 1), n], [0],
                                 {"i": parir.threads(n // 2)}),
+        "host_local_parallel_ranges": (shrinking_windows, lambda: [r(2, n), r(8), n], [0, 1],
+                                       {"i": parir.threads(n), "j": parir.threads(64).reduce(),
+                                        "row": parir.threads(2), "col": parir.threads(16)}),
         "host_local_sum": (normalize, lambda: [r(n).abs() + 0.5,
                                                torch.full((n,), float("nan"), device=device), n],
                            [1], {"i": parir.threads(n).reduce(), "j": parir.threads(n)}),
@@ -998,18 +1026,43 @@ def test_host_locals_that_the_host_cannot_compute_are_explained():
                              parir.par({"i": parir.threads(4)}))
 
     @parir.jit
-    def thread_count(v, N):
+    def range_set_on_gpu(v, N):
         k = 1
-        for p in range(3):
-            k = k * 2
+        while k < N:
             parir.label("i")
             for i in range(k):
                 v[i] += 1.0
+            with parir.gpu:
+                k = k * 2 + 1
 
     with pytest.raises(parir.ParirError, match=r":[\d-]+: the range of this parallel loop reads "
-                                               r"'k', which the assignment on line \d+ sets when "
-                                               r"the program runs"):
-        parir.print_compiled(thread_count, [torch.zeros(8), 8], parir.par({"i": parir.threads(8)}))
+                                               r"'k', which parallel code assigns"):
+        parir.print_compiled(range_set_on_gpu, [torch.zeros(8), 8],
+                             parir.par({"i": parir.threads(8)}))
+
+    @parir.jit
+    def sliced_window(x, y, N):
+        w = N
+        while w > 1:
+            parir.label("i")
+            y[:w] = x[:w] * 2.0
+            w //= 2
+
+    with pytest.raises(parir.ParirError, match=r"the stop of a slice of 'y' must be a constant.*"
+                                               r"a loop's range may read a local the host"):
+        parir.print_compiled(sliced_window, [torch.zeros(8), torch.zeros(8), 8],
+                             parir.par({"i": parir.threads(8)}))
+
+    @parir.jit
+    def range_from_data(v, counts, N):
+        k = counts[0]
+        parir.label("i")
+        for i in range(k):
+            v[i] += 1.0
+
+    with pytest.raises(parir.ParirError, match=r"reads tensor 'counts', whose data is on the GPU"):
+        parir.print_compiled(range_from_data, [torch.zeros(8), torch.ones(1, dtype=torch.int64),
+                                               8], parir.par({"i": parir.threads(8)}))
 
     @parir.jit
     def loop_variable_kept(v, N):
