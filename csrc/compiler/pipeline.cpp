@@ -17,6 +17,7 @@
 #include "passes/load_reduction_targets_early.h"
 #include "passes/lower_slices.h"
 #include "passes/map_parallelism.h"
+#include "passes/resolve_tensor_aliases.h"
 #include "passes/simplify.h"
 #include "passes/specialize_aligned_kernels.h"
 #include "passes/specialize_arguments.h"
@@ -84,6 +85,11 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Called Python functions are inlined; externals stay calls.
   Function inlined = inline_functions(fn, callees);
   log.after("inline_functions", to_string(inlined));
+
+  // Locals that name tensor arguments (buffers swapped between time steps) become the tensors
+  // they name; host loops that swap them are unrolled by the period of the swap.
+  inlined = resolve_tensor_aliases(inlined, args);
+  log.after("resolve_tensor_aliases", to_string(inlined));
 
   // Scalars become constants and tensors get types: everything below is specialized.
   SpecializedFunction prog = specialize_arguments(inlined, args, opts);

@@ -3,7 +3,8 @@ write them: the loop counters are integer locals that the host updates (`d *= 2`
 `e >>= 1`), the kernels' ranges and indices read them, and a host `if` on them decides which
 kernels run. Blelloch's work-efficient scan (GPU Gems 3, chapter 39), a tree reduction that
 halves its stride, Batcher's odd-even merge sort, Wyllie's list ranking by pointer jumping, the
-sieve of Eratosthenes and a matrix power by repeated squaring."""
+sieve of Eratosthenes, a matrix power by repeated squaring, and the heat equation with its two
+buffers swapped between steps (`u, u_new = u_new, u`)."""
 
 import numpy as np
 import torch
@@ -227,6 +228,34 @@ def case_matrix_power(rng, device):
                 check=[(R, torch.from_numpy(ref))])
 
 
+# ----- the 2-D heat equation as Python tutorials write it: the arguments swapped each step ---
+
+@parir.jit
+def heat_equation(u, u_new, alpha, nx, ny, nsteps):
+    for step in range(nsteps):
+        parir.label('i')
+        for i in range(1, nx - 1):
+            for j in range(1, ny - 1):
+                u_new[i, j] = u[i, j] + alpha * (u[i + 1, j] + u[i - 1, j] + u[i, j + 1]
+                                                 + u[i, j - 1] - 4.0 * u[i, j])
+        u, u_new = u_new, u
+
+
+def case_heat_equation(rng, device):
+    nx, ny, nsteps, alpha = 61, 45, 9, 0.2
+    u0 = positive((nx, ny), rng, dtype=torch.float64)
+    a, b = f64(u0), f64(u0)  # the boundary stays as it starts in both buffers
+    for _ in range(nsteps):
+        b[1:-1, 1:-1] = a[1:-1, 1:-1] + alpha * (a[2:, 1:-1] + a[:-2, 1:-1] + a[1:-1, 2:]
+                                                 + a[1:-1, :-2] - 4.0 * a[1:-1, 1:-1])
+        a, b = b, a
+    u, u_new = u0.to(device), u0.clone().to(device)
+    # after an odd number of steps the last one wrote the caller's u_new
+    return dict(fn=heat_equation, args=[u, u_new, alpha, nx, ny, nsteps],
+                spec={'i': parir.threads(nx - 2)},
+                check=[(u_new, torch.from_numpy(a)), (u, torch.from_numpy(b))])
+
+
 CASES = {
     "hl_blelloch_scan": case_blelloch_scan,
     "hl_tree_sum": case_tree_sum,
@@ -234,4 +263,5 @@ CASES = {
     "hl_list_rank": case_list_rank,
     "hl_sieve": case_sieve,
     "hl_matrix_power": case_matrix_power,
+    "hl_heat_equation": case_heat_equation,
 }

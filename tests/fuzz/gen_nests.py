@@ -563,6 +563,9 @@ class NestGenerator(StatementGenerator):
         self.feature("time_stencil")
         (n,) = self.sizes(1)
         dtype = self.rng.choice(("float32", "float64", "int32", "int64"))
+        if self.rng.random() < 0.3:
+            self._swapped_stencil(n, dtype)
+            return
         kernels = self.rng.randint(1, 3)
         written = [self.new_tensor(dtype, (n,), written=True) for _ in range(kernels)]
         coefficient = self.new_tensor(dtype, (n,)) if self.rng.random() < 0.4 else None
@@ -603,6 +606,41 @@ class NestGenerator(StatementGenerator):
             if dtype in FLOATS:
                 w.lo, w.hi = w.lo - 0.5, w.hi + 0.5
                 w.ops = max(w.ops, 4 * steps * kernels)
+            else:
+                w.lo, w.hi = -64, 64  # XORs of values in [-8, 8] and of steps below 64
+
+    def _swapped_stencil(self, n, dtype):
+        """The time loop as a CUDA port writes it with two buffers: the kernel reads src and
+        writes dst, then `src, dst = dst, src` (or the arguments themselves swapped)."""
+        self.feature("tensor_swap")
+        a = self.new_tensor(dtype, (n,), written=True)
+        b = self.new_tensor(dtype, (n,), written=True)
+        steps = self.rng.choice((1, 2, 3, 4, 5, 9))
+        if self.rng.random() < 0.5:
+            src, dst = self.local_name("src"), self.local_name("dst")
+            self.code.emit(f"{src}, {dst} = {self.tensor_code[a.name]}, {self.tensor_code[b.name]}")
+        else:
+            src, dst = self.tensor_code[a.name], self.tensor_code[b.name]
+        radius = min(self.rng.randint(0, 2), (n - 1) // 2)
+        t = self.local_name("t")
+        self.code.emit(f"for {t} in range({steps}):")
+        with self.code.indent():
+            i = self.local_name("i")
+            self.code.emit(f"parir.label({self.label('par')!r})")
+            self.code.emit(f"for {i} in range({radius}, {self.size_code(n)} - {radius}):")
+            offsets = sorted({self.rng.randint(-radius, radius) for _ in range(3)})
+            terms = [f"{src}[{i} + {d}]" if d else f"{src}[{i}]" for d in offsets]
+            with self.code.indent():
+                if dtype in FLOATS:
+                    self.code.emit(f"{dst}[{i}] = ({' + '.join(terms)}) / {len(terms)} + 0.01 * {t}")
+                else:
+                    self.code.emit(f"{dst}[{i}] = {' ^ '.join(terms)} ^ {t}")
+            self.code.emit(f"{src}, {dst} = {dst}, {src}")
+        for w in (a, b):
+            w.written = True
+            if dtype in FLOATS:
+                w.lo, w.hi = min(a.lo, b.lo) - 0.5, max(a.hi, b.hi) + 0.5
+                w.ops = max(w.ops, 4 * steps)
             else:
                 w.lo, w.hi = -64, 64  # XORs of values in [-8, 8] and of steps below 64
 

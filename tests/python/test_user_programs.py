@@ -429,6 +429,38 @@ def shrinking_windows(x, sums, N):
 
 
 @parir.jit
+def ping_pong(a, b, N, steps):
+    # A CUDA port's pointer swap: the kernel reads src and writes dst, then they trade places.
+    src, dst = a, b
+    for t in range(steps):
+        parir.label("i")
+        for i in range(1, N - 1):
+            dst[i] = (src[i - 1] + src[i] + src[i + 1]) / 3.0 + t
+        src, dst = dst, src
+
+
+def smooth(dst, src, N):
+    parir.label("i")
+    for i in range(N):
+        dst[i] = 0.5 * src[i] + 0.25 * src[(i + 1) % N] + 0.25 * src[(i - 1) % N]
+
+
+@parir.jit
+def rotate_three(a, b, c, out, N, steps):
+    # Three buffers rotated through a helper's arguments; the last one read after the loop.
+    old, cur, new = a, b, c
+    for step in range(2, 2 + steps):
+        smooth(new, cur, N)
+        parir.label("i")
+        for i in range(N):
+            new[i] += old[i] * 0.1 * step
+        old, cur, new = cur, new, old
+    parir.label("i")
+    for i in range(N):
+        out[i] = cur[i]
+
+
+@parir.jit
 def normalize(w, out, n):
     # A local summed by one parallel loop and read by the next.
     total = 0.0
@@ -553,6 +585,12 @@ def _cases(device, n=33, m=31):
         "host_local_parallel_ranges": (shrinking_windows, lambda: [r(2, n), r(8), n], [0, 1],
                                        {"i": parir.threads(n), "j": parir.threads(64).reduce(),
                                         "row": parir.threads(2), "col": parir.threads(16)}),
+        "tensor_swap": (ping_pong, lambda: [r(n), r(n), n, 5], [0, 1],
+                        {"i": parir.threads(n)}),
+        "tensor_rotation": (rotate_three, lambda: [r(n), r(n), r(n),
+                                                   torch.full((n,), float("nan"), device=device),
+                                                   n, 7], [0, 1, 2, 3],
+                            {"i": parir.threads(n)}),
         "host_local_sum": (normalize, lambda: [r(n).abs() + 0.5,
                                                torch.full((n,), float("nan"), device=device), n],
                            [1], {"i": parir.threads(n).reduce(), "j": parir.threads(n)}),
@@ -1107,3 +1145,95 @@ def test_module_numbers_are_constants_and_locals_hide_them():
     shadowed(x, 4, seq=True)
     src = parir.print_compiled(shadowed, [x, 4], parir.par({"i": parir.threads(4)}))
     assert "RATE = 2.0" in src
+
+
+def test_locals_naming_tensors_follow_the_swaps_the_compiler_can_count():
+    # Unrolled by the period of the swap: two copies of the kernel, with the tensors in each
+    # order, and the odd last step after the loop.
+    src = parir.print_compiled(ping_pong, [torch.zeros(9), torch.zeros(9), 9, 5],
+                               parir.par({"i": parir.threads(9)}))
+    assert "for t in range(0, 4, 2):" in src
+    x, y = torch.rand(9, dtype=torch.float64), torch.rand(9, dtype=torch.float64)
+    want = [x.clone(), y.clone()]
+    for t in range(5):
+        src_, dst_ = want[t % 2], want[(t + 1) % 2]
+        dst_[1:8] = (src_[0:7] + src_[1:8] + src_[2:9]) / 3.0 + t
+    ping_pong(x, y, 9, 5, seq=True)
+    torch.testing.assert_close([x, y], want)
+
+    @parir.jit
+    def copy_back_when_odd(a, b, N, steps):
+        src, dst = a, b
+        for t in range(steps):
+            parir.label("i")
+            for i in range(N):
+                dst[i] = src[i] * 2.0
+            src, dst = dst, src
+        if steps % 2 == 1:
+            parir.label("i")
+            for i in range(N):
+                a[i] = src[i]
+
+    src = parir.print_compiled(copy_back_when_odd, [torch.zeros(4), torch.zeros(4), 4, 3],
+                               parir.par({"i": parir.threads(4)}))
+    kernels = src.split("//@")[0]
+    assert "a[i] = b[i];" in kernels  # src names b after three swaps
+    a, b = torch.ones(4), torch.zeros(4)
+    copy_back_when_odd(a, b, 4, 3, seq=True)
+    assert a.tolist() == [8.0] * 4
+
+
+def test_locals_naming_tensors_the_run_decides_are_explained():
+    spec = parir.par({"i": parir.threads(8)})
+    args = [torch.zeros(8), torch.zeros(8), 8]
+
+    @parir.jit
+    def while_swap(a, b, N):
+        src, dst = a, b
+        k = 1
+        while k < N:
+            parir.label("i")
+            for i in range(N):
+                dst[i] = src[i] + k
+            src, dst = dst, src
+            k *= 2
+
+    with pytest.raises(parir.ParirError, match=r":\d+-\d+: after a while loop, '(src|dst)' "
+                                               r"names '[ab]' or '[ab]' depending on what only "
+                                               r"the run decides.*step\(b, a\)"):
+        parir.print_compiled(while_swap, args, spec)
+
+    @parir.jit
+    def branch_swap(a, b, N, flip):
+        src = a
+        if flip[0] > 0:
+            src = b
+        parir.label("i")
+        for i in range(N):
+            a[i] = src[i]
+
+    with pytest.raises(parir.ParirError, match=r"after the branches of an if, 'src' names"):
+        parir.print_compiled(branch_swap, args + [torch.ones(1)], spec)
+
+    @parir.jit
+    def swapped_in_kernel(a, b, N):
+        src, dst = a, b
+        parir.label("i")
+        for i in range(N):
+            src, dst = dst, src
+            dst[i] = src[i]
+
+    with pytest.raises(parir.ParirError, match=r"is assigned here, inside a labelled loop"):
+        parir.print_compiled(swapped_in_kernel, args, spec)
+
+    @parir.jit
+    def tensor_or_number(a, b, N):
+        src = a
+        parir.label("i")
+        for i in range(N):
+            b[i] = src[i]
+        src = 2.0
+
+    with pytest.raises(parir.ParirError, match=r"'src' names a tensor elsewhere and is assigned "
+                                               r"2\.0 here"):
+        parir.print_compiled(tensor_or_number, args, spec)
