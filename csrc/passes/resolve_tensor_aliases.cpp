@@ -31,7 +31,9 @@ Names visible(const Names& names, const Names* entry = nullptr) {
 constexpr int kMaxPeriod = 4;
 
 // The name as the user wrote it: the front end's temporaries of a tuple assignment are "p'0".
-std::string written(const std::string& name) { return display_name(name.substr(0, name.find('\''))); }
+std::string written(const std::string& name) {
+  return display_name(name.substr(0, name.find('\'')));
+}
 
 // Assignments `local = name` whose value is a plain name.
 class NameAssignments : public IRVisitor {
@@ -167,9 +169,10 @@ class Resolver {
            std::map<std::string, int64_t> ints)
       : fn_(fn), aliases_(aliases), ints_(std::move(ints)) {}
 
-  Body rewrite(const Body& body, Names& names, bool in_parallel_code) {
+  // The statements with the tensors that `names` (updated as they run) gives each alias.
+  Body rewrite(const Body& body, Names& names) {
     Body out;
-    for (const auto& s : body) rewrite(s, names, in_parallel_code, out);
+    for (const auto& s : body) rewrite(s, names, out);
     return out;
   }
 
@@ -223,9 +226,11 @@ class Resolver {
     const Names& names_;
   };
 
-  StmtPtr renamed(const StmtPtr& s, const Names& names) const { return Rename(*this, names).mutate(s); }
+  StmtPtr renamed(const StmtPtr& s, const Names& names) const {
+    return Rename(*this, names).mutate(s);
+  }
 
-  void rewrite(const StmtPtr& s, Names& names, bool in_parallel_code, Body& out) {
+  void rewrite(const StmtPtr& s, Names& names, Body& out) {
     if (!assigns_alias(s)) {
       out.push_back(renamed(s, names));
       return;
@@ -235,8 +240,7 @@ class Resolver {
                  "or `with parir.gpu:`; which tensor it names is the host's choice: assign it "
                  "outside the labelled loops and GPU blocks");
     };
-    if (auto a = s->as<Assign>()) {
-      if (in_parallel_code) parallel_code_error(a->loc);
+    if (auto a = s->as<Assign>()) {  // outside labelled loops and GPU blocks, which stop below
       const std::string& target = a->target->as<Var>()->name;
       const std::string& value = a->value->as<Var>()->name;
       if (!aliases_.count(value)) {
@@ -257,7 +261,7 @@ class Resolver {
     }
     if (auto w = s->as<While>()) {
       Names after = names;
-      Body body = rewrite(w->body, after, false);
+      Body body = rewrite(w->body, after);
       if (visible(after, &names) != visible(names))
         changes_error(w->loc, names, after, "a while loop");
       out.push_back(std::make_shared<While>(renamed_expr(w->cond, names), std::move(body), w->loc,
@@ -266,13 +270,13 @@ class Resolver {
     }
     if (auto i = s->as<If>()) {
       if (auto c = fold(i->cond, ints_)) {  // `if steps % 2 == 1:` after a loop of steps
-        Body taken = rewrite(*c ? i->then_body : i->else_body, names, in_parallel_code);
+        Body taken = rewrite(*c ? i->then_body : i->else_body, names);
         out.insert(out.end(), taken.begin(), taken.end());
         return;
       }
       Names then_names = names, else_names = names;
-      Body then_body = rewrite(i->then_body, then_names, in_parallel_code);
-      Body else_body = rewrite(i->else_body, else_names, in_parallel_code);
+      Body then_body = rewrite(i->then_body, then_names);
+      Body else_body = rewrite(i->else_body, else_names);
       if (visible(then_names) != visible(else_names))
         changes_error(i->loc, then_names, else_names, "the branches of an if");
       out.push_back(std::make_shared<If>(renamed_expr(i->cond, names), std::move(then_body),
@@ -314,7 +318,7 @@ class Resolver {
     std::vector<Names> starts{names};
     for (int k = 1; k <= kMaxPeriod; ++k) {
       Names next = starts.back();
-      rewrite(f.body, next, false);
+      rewrite(f.body, next);
       if (visible(next, &starts.front()) == visible(starts.front())) break;
       if (k == kMaxPeriod)
         error(f.loc, fmt::format("the tensors that this loop's locals name do not come back to "
@@ -328,7 +332,7 @@ class Resolver {
       Names body_names = names;
       out.push_back(std::make_shared<For>(f.var, renamed_expr(f.lo, names),
                                           renamed_expr(f.hi, names), renamed_expr(f.step, names),
-                                          rewrite(f.body, body_names, false), f.loc, f.labels));
+                                          rewrite(f.body, body_names), f.loc, f.labels));
       return;
     }
     auto lo = fold(f.lo, ints_), hi = fold(f.hi, ints_), step = fold(f.step, ints_);
@@ -345,7 +349,7 @@ class Resolver {
                                   : binary(BinaryOp::Add, first, int_imm(offset * *step, f.loc),
                                            f.loc);
       Body body = Substitute(f.var, value).mutate(f.body);
-      return rewrite(body, n, false);
+      return rewrite(body, n);
     };
     Body unrolled;  // kept when it runs no iteration, as the loop it replaces is
     for (int64_t k = 0; k < period; ++k) {
@@ -384,7 +388,7 @@ Function resolve_tensor_aliases(const Function& fn, const std::vector<ArgValue>&
   Names names;  // a tensor argument names itself until it is assigned
   for (const auto& alias : aliases)
     if (tensors.count(alias)) names[alias] = alias;
-  out.body = Resolver(fn, aliases, ints).rewrite(fn.body, names, false);
+  out.body = Resolver(fn, aliases, ints).rewrite(fn.body, names);
   return out;
 }
 

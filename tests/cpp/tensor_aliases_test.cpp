@@ -26,10 +26,9 @@ Function swapping(bool while_loop) {
             assign(v("src", 7), v("src'0", 7), 7), assign(v("dst", 7), v("dst'1", 7), 7)};
   Body body = kernel;
   body.insert(body.end(), swap.begin(), swap.end());
-  StmtPtr repeat = while_loop
-                       ? StmtPtr(std::make_shared<While>(bin(BinaryOp::Lt, v("t", 3), v("steps", 3), 3),
-                                                         body, at(3)))
-                       : loop("t", i64(0), v("steps", 3), body, 3);
+  ExprPtr more = bin(BinaryOp::Lt, v("t", 3), v("steps", 3), 3);
+  StmtPtr repeat = while_loop ? StmtPtr(std::make_shared<While>(more, body, at(3)))
+                              : loop("t", i64(0), v("steps", 3), body, 3);
   return function("step", {"a", "b", "N", "steps"},
                   {assign(v("src", 2), v("a", 2), 2), assign(v("dst", 2), v("b", 2), 2), repeat});
 }

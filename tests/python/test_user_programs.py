@@ -439,6 +439,22 @@ def ping_pong(a, b, N, steps):
         src, dst = dst, src
 
 
+@parir.jit
+def swaps_in_nested_loops(a, b, rowsum, steps):
+    # Slices and a shape read through the names, and an inner loop of an odd number of swaps
+    # that makes the outer one swap too.
+    src, dst = a, b
+    n = src.shape[0]
+    for outer in range(2):
+        for t in range(steps):
+            parir.label("i")
+            dst[:, :] = src[:, :] * 0.5 + 1.0
+            parir.label("r")
+            for i in range(n):
+                rowsum[outer, t, i] = parir.sum(dst[i, :])
+            src, dst = dst, src
+
+
 def smooth(dst, src, N):
     parir.label("i")
     for i in range(N):
@@ -591,6 +607,10 @@ def _cases(device, n=33, m=31):
                                                    torch.full((n,), float("nan"), device=device),
                                                    n, 7], [0, 1, 2, 3],
                             {"i": parir.threads(n)}),
+        "tensor_swap_nested": (swaps_in_nested_loops,
+                               lambda: [r(n, 7), r(n, 7), torch.full((2, 3, n), float("nan"),
+                                                                     device=device), 3],
+                               [0, 1, 2], {"i": parir.threads(7 * n), "r": parir.threads(n)}),
         "host_local_sum": (normalize, lambda: [r(n).abs() + 0.5,
                                                torch.full((n,), float("nan"), device=device), n],
                            [1], {"i": parir.threads(n).reduce(), "j": parir.threads(n)}),
