@@ -428,6 +428,27 @@ void unconditional_loads(const ExprPtr& e, std::vector<const FlatLoad*>& out) {
   }
 }
 
+std::optional<int64_t> integer_value(const ExprPtr& e,
+                                     const std::map<std::string, int64_t>& values) {
+  if (!e) return std::nullopt;
+  if (auto i = e->as<IntImm>()) return i->value;
+  if (auto v = e->as<Var>()) {
+    auto it = values.find(v->name);
+    return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  if (auto u = e->as<Unary>(); u && u->op == UnaryOp::Neg) {
+    auto a = integer_value(u->a, values);
+    return a ? std::optional<int64_t>(wrap(0 - static_cast<uint64_t>(*a))) : std::nullopt;
+  }
+  if (auto b = e->as<Binary>()) {
+    auto x = integer_value(b->a, values), y = integer_value(b->b, values);
+    if (!x || !y) return std::nullopt;
+    if (auto c = compare(b->op, *x, *y)) return *c ? 1 : 0;
+    return fold_int(b->op, *x, *y);
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 class HostComputability : public IRVisitor {
@@ -478,7 +499,8 @@ class HostComputability : public IRVisitor {
 
 }  // namespace
 
-std::optional<NotOnHost> why_not_on_host(const ExprPtr& e, const std::set<std::string>& host_names) {
+std::optional<NotOnHost> why_not_on_host(const ExprPtr& e,
+                                         const std::set<std::string>& host_names) {
   HostComputability c(host_names);
   c.visit(e);
   return c.found;

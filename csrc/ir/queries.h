@@ -1,6 +1,7 @@
 // Small questions passes ask of the IR.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -49,6 +50,12 @@ std::optional<int64_t> coefficient(const ExprPtr& e, const std::string& v);
 // The largest power of two (at most 2^30) known to divide every value of an integer
 // expression: 2^30 for zero, 1 when nothing is known.
 int64_t known_power_of_two_divisor(const ExprPtr& e);
+
+// The value of an integer expression of literals and of the names in `values`, computed as the
+// IR computes it (ir/arith.h; a comparison gives 1 or 0); nothing for a null expression, other
+// names and nodes, or an undefined result (division by zero).
+std::optional<int64_t> integer_value(const ExprPtr& e,
+                                     const std::map<std::string, int64_t>& values);
 
 // The constant c with a == b + c whatever the variables' values, when the two integer
 // expressions are sums and differences of the same terms and of constants, products by

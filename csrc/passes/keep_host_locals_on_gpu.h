@@ -15,8 +15,8 @@ namespace parir {
 // x[0]. Locals the host itself needs (in a host loop's range or condition, or an if's) stay
 // on the host (SpecializedFunction::host_locals): the launch plan computes them, as in
 // `k = 2; while k <= n: ...; k <<= 1`, and split_host_device checks that they are integers the
-// host can compute. Those a parallel loop's range reads stay as they are: simplify has folded
-// those it could, and split_host_device explains the rest.
+// host can compute. So do those a parallel loop's range reads (the host passes the range's
+// bound at each launch); one that GPU code assigns there is an error.
 void keep_host_locals_on_gpu(SpecializedFunction& prog);
 
 }  // namespace parir

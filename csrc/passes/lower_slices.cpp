@@ -15,42 +15,10 @@ namespace {
 // `half = m // 2`), which simplify later puts in their place: slice bounds may name them.
 using ConstantLocals = std::map<std::string, int64_t>;
 
-std::optional<int64_t> constant(const ExprPtr& e, const ConstantLocals& locals) {
-  if (!e) return std::nullopt;
-  if (auto i = e->as<IntImm>()) return i->value;
-  if (auto v = e->as<Var>()) {
-    auto it = locals.find(v->name);
-    return it == locals.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  }
-  if (auto u = e->as<Unary>(); u && u->op == UnaryOp::Neg) {
-    auto a = constant(u->a, locals);
-    return a ? std::optional<int64_t>(-*a) : std::nullopt;
-  }
-  if (auto b = e->as<Binary>()) {
-    auto x = constant(b->a, locals), y = constant(b->b, locals);
-    if (!x || !y) return std::nullopt;
-    switch (b->op) {
-      case BinaryOp::Add:
-        return *x + *y;
-      case BinaryOp::Sub:
-        return *x - *y;
-      case BinaryOp::Mul:
-        return *x * *y;
-      case BinaryOp::FloorDiv:
-        return *y ? std::optional<int64_t>(floor_div(*x, *y)) : std::nullopt;
-      case BinaryOp::Mod:
-        return *y ? std::optional<int64_t>(floor_mod(*x, *y)) : std::nullopt;
-      default:
-        return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
 ConstantLocals constant_locals(const Body& body) {
   ConstantLocals locals;
   for (const Assign* a : single_assignments_at_top(body))
-    if (auto c = constant(a->value, locals)) locals[a->target->as<Var>()->name] = *c;
+    if (auto c = integer_value(a->value, locals)) locals[a->target->as<Var>()->name] = *c;
   return locals;
 }
 
@@ -135,7 +103,7 @@ class Lowering {
   SliceDim slice_dim(const Slice& s, int64_t n, const std::string& tensor) const {
     auto need = [&](const ExprPtr& e, const char* what) -> std::optional<int64_t> {
       if (!e) return std::nullopt;
-      auto v = constant(e, locals_);
+      auto v = integer_value(e, locals_);
       if (!v)
         error(fmt::format("the {} of a slice of '{}' must be a constant (an expression of the "
                           "scalar arguments), not {}, since a slice's length is part of its "

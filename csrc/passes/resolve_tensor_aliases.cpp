@@ -4,7 +4,6 @@
 #include <optional>
 #include <set>
 
-#include "ir/arith.h"
 #include "ir/error.h"
 #include "ir/queries.h"
 #include "ir/visitor.h"
@@ -142,27 +141,6 @@ class AssignsAlias : public IRVisitor {
   const std::set<std::string>& aliases_;
 };
 
-// The integer value of an expression of literals and integer scalar arguments, if it has one
-// (a comparison's is 1 or 0).
-std::optional<int64_t> fold(const ExprPtr& e, const std::map<std::string, int64_t>& ints) {
-  if (auto i = e->as<IntImm>()) return i->value;
-  if (auto v = e->as<Var>()) {
-    auto it = ints.find(v->name);
-    return it == ints.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  }
-  if (auto u = e->as<Unary>(); u && u->op == UnaryOp::Neg) {
-    auto a = fold(u->a, ints);
-    return a ? std::optional<int64_t>(wrap(0 - static_cast<uint64_t>(*a))) : std::nullopt;
-  }
-  if (auto b = e->as<Binary>()) {
-    auto x = fold(b->a, ints), y = fold(b->b, ints);
-    if (!x || !y) return std::nullopt;
-    if (auto c = compare(b->op, *x, *y)) return *c ? 1 : 0;
-    return fold_int(b->op, *x, *y);
-  }
-  return std::nullopt;
-}
-
 class Resolver {
  public:
   Resolver(const Function& fn, const std::set<std::string>& aliases,
@@ -191,6 +169,14 @@ class Resolver {
     return a.found;
   }
 
+  // The tensor the alias names, read at `loc`.
+  const std::string& named(const std::string& alias, const Names& names, const Loc& loc) const {
+    auto it = names.find(alias);
+    if (it == names.end())
+      error(loc, fmt::format("'{}' is read before it names a tensor argument", written(alias)));
+    return it->second;
+  }
+
   // Every read of an alias becomes the tensor it names.
   class Rename : public IRMutator {
    public:
@@ -198,11 +184,7 @@ class Resolver {
 
    protected:
     const std::string& tensor(const std::string& name, const Loc& loc) const {
-      auto it = names_.find(name);
-      if (it == names_.end())
-        r_.error(loc, fmt::format("'{}' is read before it names a tensor argument",
-                                  written(name)));
-      return it->second;
+      return r_.named(name, names_, loc);
     }
     ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
       if (!r_.aliases_.count(n->name)) return self;
@@ -243,15 +225,7 @@ class Resolver {
     if (auto a = s->as<Assign>()) {  // outside labelled loops and GPU blocks, which stop below
       const std::string& target = a->target->as<Var>()->name;
       const std::string& value = a->value->as<Var>()->name;
-      if (!aliases_.count(value)) {
-        names[target] = value;
-      } else {
-        auto it = names.find(value);
-        if (it == names.end())
-          error(a->loc, fmt::format("'{}' is read before it names a tensor argument",
-                                    written(value)));
-        names[target] = it->second;
-      }
+      names[target] = aliases_.count(value) ? named(value, names, a->loc) : value;
       return;
     }
     if (auto g = s->as<GpuBlock>()) parallel_code_error(g->loc);
@@ -269,7 +243,7 @@ class Resolver {
       return;
     }
     if (auto i = s->as<If>()) {
-      if (auto c = fold(i->cond, ints_)) {  // `if steps % 2 == 1:` after a loop of steps
+      if (auto c = integer_value(i->cond, ints_)) {  // `if steps % 2 == 1:` after the loop
         Body taken = rewrite(*c ? i->then_body : i->else_body, names);
         out.insert(out.end(), taken.begin(), taken.end());
         return;
@@ -335,7 +309,8 @@ class Resolver {
                                           rewrite(f.body, body_names), f.loc, f.labels));
       return;
     }
-    auto lo = fold(f.lo, ints_), hi = fold(f.hi, ints_), step = fold(f.step, ints_);
+    auto lo = integer_value(f.lo, ints_), hi = integer_value(f.hi, ints_),
+         step = integer_value(f.step, ints_);
     if (!lo || !hi || !step || *step == 0)
       changes_error(f.loc, starts[0], starts[1],
                     "each iteration of a loop whose range is known only when the program runs");
