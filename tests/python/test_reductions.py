@@ -1,6 +1,8 @@
 """Parallel reductions (`.reduce()`): each operation and dtype, single- and multi-block, into
 tensor elements and locals, against torch on random non-zero data."""
 
+import re
+
 import pytest
 import torch
 
@@ -373,6 +375,41 @@ def test_row_of_ten_million(rng):
     out.zero_()
     total_sum(x, out, n, opts=parir.par({"i": parir.threads(4096).reduce()}))
     torch.testing.assert_close(out[0], x.sum(), rtol=1e-9, atol=1e-8)
+
+
+# A reduction that asks for at least as many threads as the GPU holds at once, each of which
+# would walk many iterations, runs on more threads (8 to 16 iterations each): n, the threads
+# asked for, and the grid of 1024-thread blocks launched.
+SPREAD = [(2 ** 23, 2 ** 19, 1024), (10_000_019, 300_000, 1172)]
+
+
+def _launch_grid(src):
+    return int(re.search(r"//@ launch \w+ grid\((\d+)\)", src).group(1))
+
+
+@pytest.mark.parametrize("n, threads, grid", SPREAD)
+def test_long_flat_reductions_run_on_more_threads(n, threads, grid):
+    args = [torch.empty(n, device="meta"), torch.empty(1, device="meta"), n]
+    src = parir.print_compiled(total_sum, args, parir.par({"i": parir.threads(threads).reduce()}))
+    assert _launch_grid(src) == grid
+    # Fewer threads than the GPU holds, or a fixed order of the blocks' results: as requested.
+    src = parir.print_compiled(total_sum, args, parir.par({"i": parir.threads(2 ** 18).reduce()}))
+    assert _launch_grid(src) == 256
+    fixed = parir.CompileOptions(parallelize={"i": parir.threads(threads).reduce()},
+                                 deterministic=True)
+    assert f"grid({(threads + 1023) // 1024})" in parir.print_compiled(total_sum, args, fixed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n, threads, grid", SPREAD)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_long_flat_reductions_on_more_threads_match_torch(op, dtype, n, threads, grid, rng):
+    x = data(op, n, dtype, "cuda", rng)
+    init = initial(op, dtype)
+    out = torch.full((1,), init, dtype=dtype, device="cuda")
+    OPS[op](x, out, n, opts=parir.par({"i": parir.threads(threads).reduce()}))
+    check_reduction(out, reference(op, x, init), n)
 
 
 @pytest.mark.gpu
