@@ -145,12 +145,18 @@ def _promoted(op, a, b):
     return op(_as_type(a, dtype), _as_type(b, dtype))
 
 
+def _wide_unsigned_operand(a, b):
+    """Whether an operand is a uint16-uint64 tensor: torch promotes none of those with a signed
+    type (a uint32 with an int32 is an int64 in the compiled code, an error in torch)."""
+    return any(isinstance(x, _Tensor) and x.dtype in _WIDE_UNSIGNED for x in (a, b))
+
+
 def _bitwise(op, name):
     def apply(a, b):
         if not isinstance(a, _Tensor) and not isinstance(b, _Tensor):
             return op(a, b)
         dtype, _ = promote(a, b)
-        if dtype not in _WIDE_UNSIGNED:
+        if dtype not in _WIDE_UNSIGNED and not _wide_unsigned_operand(a, b):
             return op(a, b)  # torch's promotion is the compiler's here
         # torch has no shifts (nor, on the CPU, bitwise kernels) for uint16-uint64: _promoted
         # computes on the same bits in int64, except uint64's right shift, which must not copy
@@ -176,7 +182,7 @@ def _comparison(op, name):
         if not isinstance(a, _Tensor) and not isinstance(b, _Tensor):
             return op(a, b)
         dtype, _ = promote(a, b)
-        if dtype not in _WIDE_UNSIGNED:
+        if dtype not in _WIDE_UNSIGNED and not _wide_unsigned_operand(a, b):
             return op(a, b)
         # torch has no comparison kernels for uint16-uint64 on the CPU: compare the values in
         # int64, uint64's with the top bit flipped so that its order is the unsigned one.
@@ -208,6 +214,25 @@ truediv = _arithmetic(operator.truediv, "truediv")
 floordiv = _arithmetic(operator.floordiv, "floordiv")
 mod = _arithmetic(operator.mod, "mod")
 pow = _arithmetic(operator.pow, "pow")  # noqa: A001 - operator's name
+
+def neg(a):
+    """-a, typed as the compiled code types it: a bool negates as an int64 (-True == -1), and
+    uint16-uint64, which torch cannot negate, wrap (-(g & 1) is 0 or all ones)."""
+    if not isinstance(a, _Tensor):
+        return -a
+    if a.dtype == torch.bool:
+        return -a.to(torch.int64)
+    if a.dtype in _WIDE_UNSIGNED:
+        return (-a.to(torch.int64)).to(a.dtype)
+    return -a
+
+
+def invert(a):
+    """~a, typed as the compiled code types it (uint16-uint64 have no torch kernel)."""
+    if isinstance(a, _Tensor) and a.dtype in _WIDE_UNSIGNED:
+        return (~a.to(torch.int64)).to(a.dtype)
+    return ~a
+
 
 # ----- reads and writes ----------------------------------------------------------------------
 

@@ -49,7 +49,7 @@ _HELPERS = {
     "add": ops.add, "sub": ops.sub, "mul": ops.mul, "truediv": ops.truediv,
     "floordiv": ops.floordiv, "mod": ops.mod, "pow": ops.pow,
     "lshift": ops.lshift, "rshift": ops.rshift, "or": ops.or_, "xor": ops.xor, "and": ops.and_,
-    "matmul": operator.matmul, "index": ops.index,
+    "matmul": operator.matmul, "index": ops.index, "neg": ops.neg, "invert": ops.invert,
     # Python's own abs/min/max/int/float/bool/round are parir's in a parir function (frontend).
     "abs": parir_builtins.abs, "min": parir_builtins.min, "max": parir_builtins.max,
     "int": parir_builtins.int64, "float": parir_builtins.float64, "bool": parir_builtins.bool_,
@@ -63,6 +63,7 @@ _ARITHMETIC = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truedi
                ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow",
                ast.LShift: "lshift", ast.RShift: "rshift", ast.BitOr: "or",
                ast.BitXor: "xor", ast.BitAnd: "and"}
+_UNARY = {ast.USub: "neg", ast.Invert: "invert"}
 _OTHER_OPERATORS = {ast.MatMult: "matmul"}
 # Comparisons of one operator, computed where torch has no kernel for the operands' type.
 _COMPARISONS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
@@ -158,7 +159,11 @@ class _Rewriter(ast.NodeTransformer):
     def visit_UnaryOp(self, node):
         if not isinstance(node.op, ast.UAdd):  # +t is t itself
             _used_at_once(node.operand)
-        return self.generic_visit(node)
+        node = self.generic_visit(node)
+        name = _UNARY.get(type(node.op))
+        if name is None:
+            return node
+        return _located(ast.Call(_helper(name), [node.operand], []), node)
 
     def _test(self, node):
         _used_at_once(node.test)

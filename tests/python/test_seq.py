@@ -94,6 +94,18 @@ def typed_arithmetic(xi, xf, b, u, s, out, N):
 
 
 @parir.jit
+def unsigned_with_signed(x, s, t, b, out, N):
+    parir.label('i')
+    for i in range(N):
+        out[i, 0] = x[i] >> s[i]          # uint32 >> int32: int64
+        out[i, 1] = x[i] < t[i]           # compared as int64
+        out[i, 2] = -(x[i] & 1)           # uint32 negation wraps (SobolQRNG's mask)
+        out[i, 3] = ~x[i]                 # uint32
+        out[i, 4] = -b[i]                 # bool negates as int64
+        out[i, 5] = (x[i] ^ t[i]) & 255   # int64
+
+
+@parir.jit
 def int8_of_python_int(out, N):
     parir.label('i')
     for i in range(N):
@@ -187,6 +199,15 @@ program("typed_arithmetic", typed_arithmetic, {'i': parir.threads(3)},
                3.0 * _F32_TENTH],
               [-5.0, -5.0, 2.0, -256.0, f32(-3.0 * _F32_TENTH), -5.0, _F32_TENTH, 384.0,
                -18.0]])])
+program("unsigned_with_signed", unsigned_with_signed, {'i': parir.threads(3)},
+        lambda d: [torch.tensor([8, 7, 4_000_000_000], dtype=torch.uint32, device=d),
+                   torch.tensor([1, 2, 31], dtype=torch.int32, device=d),
+                   torch.tensor([-1, 9, 5], dtype=torch.int32, device=d),
+                   torch.tensor([True, False, True], device=d),
+                   torch.zeros(3, 6, dtype=torch.int64, device=d), 3],
+        [(4, [[4, 0, 0, 2 ** 32 - 9, -1, 247],
+              [1, 1, 2 ** 32 - 1, 2 ** 32 - 8, 0, 14],
+              [1, 0, 0, 2 ** 32 - 1 - 4_000_000_000, -1, 5]])])
 program("int8_of_python_int", int8_of_python_int, {'i': parir.threads(40)},
         lambda d: [torch.zeros(40, dtype=torch.int64, device=d), 40],
         [(0, [wrap(wrap(i + 100, 8) * 2, 8) for i in range(40)])])
