@@ -273,26 +273,70 @@ bool of_constants_only(const ExprPtr& e) {
   return false;
 }
 
-// `m, n = x.shape`, `scale = 0.5` or `correction = 1.0 - beta1 ** t` at the top of a
-// function: a local given a constant (or an expression of constants that simplify does not
-// fold, such as a power or a square root) once, by a statement of the function's own body, is
-// that value everywhere. The statement would otherwise run on the host, where only launches
-// and loops around them run.
-Body propagate_constant_locals(const Body& body) {
-  std::map<std::string, ExprPtr> values;
-  std::set<const StmtNode*> dropped;
-  for (const Assign* a : single_assignments_at_top(body)) {
-    // The local's type is its one value's; were it not, reads would change type.
-    if (of_constants_only(a->value) && a->value->type == a->target->type) {
-      values[a->target->as<Var>()->name] = a->value;
-      dropped.insert(a);
-    }
+// The one constant value that every assignment of a local gives it (an expression of
+// constants only, of the local's type, the same text each time), by name; locals assigned
+// anything else, loop variables and atomic updates' old values are left out.
+class ConstantLocals : public IRVisitor {
+ public:
+  std::map<std::string, ExprPtr> values() const {
+    std::map<std::string, ExprPtr> out;
+    for (const auto& [name, value] : values_)
+      if (value) out[name] = value;
+    return out;
   }
-  Body rest;
-  for (const auto& s : body)
-    if (!dropped.count(s.get())) rest.push_back(s);
+
+ protected:
+  void visit_node(const Assign* n) override {
+    if (auto v = n->target->as<Var>()) {
+      bool constant = of_constants_only(n->value) && n->value->type == n->target->type &&
+                      n->labels.empty();
+      auto [it, first] = values_.emplace(v->name, constant ? n->value : nullptr);
+      if (!first && (!constant || !it->second || to_string(it->second) != to_string(n->value)))
+        it->second = nullptr;
+    }
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const For* n) override {
+    values_[n->var] = nullptr;
+    IRVisitor::visit_node(n);
+  }
+  void visit_node(const AtomicUpdate* n) override {
+    if (n->result) values_[n->result->as<Var>()->name] = nullptr;
+    IRVisitor::visit_node(n);
+  }
+
+ private:
+  std::map<std::string, ExprPtr> values_;
+};
+
+// Drops the assignments of the locals that became constants.
+class DropAssignments : public IRMutator {
+ public:
+  explicit DropAssignments(const std::map<std::string, ExprPtr>& v) : values_(v) {}
+
+ protected:
+  StmtPtr mutate_node(const Assign* n, const StmtPtr& self) override {
+    auto v = n->target->as<Var>();
+    if (v && values_.count(v->name)) return nullptr;
+    return IRMutator::mutate_node(n, self);
+  }
+  const std::map<std::string, ExprPtr>& values_;
+};
+
+// `m, n = x.shape`, `scale = 0.5` or `correction = 1.0 - beta1 ** t` at the top of a function,
+// or `step_div_Cap = step / Cap` at the top of a helper that each step of a host loop calls
+// (inlined there, perhaps twice an iteration where the loop swaps buffers): a local that every
+// assignment gives the same constant (or an expression of constants that simplify does not
+// fold, such as a power or a square root) is that value everywhere. Its statements would
+// otherwise run on the host, where only launches and loops around them run, or as one-thread
+// kernels before every step. (A read before the first assignment, a NameError in Python,
+// reads the value too.)
+Body propagate_constant_locals(const Body& body) {
+  ConstantLocals scan;
+  scan.visit(body);
+  std::map<std::string, ExprPtr> values = scan.values();
   if (values.empty()) return body;
-  return SubstituteConstants(values).mutate(rest);
+  return SubstituteConstants(values).mutate(DropAssignments(values).mutate(body));
 }
 
 }  // namespace

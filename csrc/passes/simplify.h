@@ -8,10 +8,11 @@ namespace parir {
 // `**`, `//`, `%` of floats and the math functions the host computes as the GPU would too),
 // removes the identities `x + 0`, `x * 1`, `x // 1` from integer arithmetic (dropping the
 // assignments `s = s` that this leaves), replaces an `if` on a constant condition by the
-// branch taken, and replaces a local that the function's own body assigns once, at its top, a
-// constant or an expression of constants (`m, n = x.shape`, `scale = 0.5`,
-// `correction = 1.0 - beta1 ** t`) by that value. Keeps generated code and launch plans small
-// and readable, and leaves no such statement to run on the host. Requires typed IR
+// branch taken, and replaces a local that every assignment gives the same constant or
+// expression of constants (`m, n = x.shape`, `scale = 0.5`, `correction = 1.0 - beta1 ** t` at
+// the function's top, `step_div_Cap = step / Cap` at the top of a helper inlined in each step of
+// a host loop) by that value. Keeps generated code and launch plans small and readable, and
+// leaves no such statement to run on the host or as a one-thread kernel. Requires typed IR
 // (infer_types).
 void simplify(SpecializedFunction& prog);
 

@@ -158,19 +158,19 @@ TEST(Atomics, UpdateInAReductionLoopIsNotItsAccumulation) {
 }
 
 TEST(Atomics, ReusedResultNamesAreSeparateLocals) {
-  // old = atomic_add(h[i], 1) (int32); ...; old = 0.5 (float): two webs, two types.
+  // old = atomic_add(h[i], 1) (int32); ...; old = 0.5 * y[i] (float32): two webs, two types.
   Function f = function(
       "f", {"h", "y", "N"},
       {loop("i", i64(0), v("N", 3),
             {atomic(AtomicOp::Add, ld("h", {v("i")}, 4), i64(1), v("old", 4), 4),
-             assign(ld("h", {v("i")}, 5), v("old", 5), 5), assign(v("old", 6), f64(0.5), 6),
+             assign(ld("h", {v("i")}, 5), v("old", 5), 5), assign(v("old", 6), bin(BinaryOp::Mul, f64(0.5), ld("y", {v("i")}, 6), 6), 6),
              assign(ld("y", {v("i")}, 7), v("old", 7), 7)},
             3, {"i"})});
   CompileResult r = compile(f, {tensor(ScalarType::I32, {8}), tensor(ScalarType::F32, {8}),
                                 integer(8)},
                             par({{"i", 8}}));
   EXPECT_NE(r.cuda.find("int32_t old;"), std::string::npos) << r.cuda;
-  EXPECT_NE(r.cuda.find("double old_"), std::string::npos) << r.cuda;
+  EXPECT_NE(r.cuda.find("float old_"), std::string::npos) << r.cuda;
 }
 
 }  // namespace

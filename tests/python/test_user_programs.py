@@ -712,6 +712,65 @@ def test_constants_at_the_top_are_folded_into_the_kernel():
     assert m_hat[0].item() == pytest.approx(1 / (1 - 0.9 ** 7) / 8 + 32, rel=1e-6)
 
 
+def _relax(src, dst, n, h, k):
+    scale = k / (h * h)  # the same value in every step that calls this helper
+    parir.label('i')
+    for i in range(1, n - 1):
+        dst[i] = src[i] + scale * (src[i - 1] - 2.0 * src[i] + src[i + 1])
+
+
+@parir.jit
+def relax_steps(u, v, n, steps):
+    h = 1.0 / (n - 1)
+    k = 0.25 * h * h
+    a, b = u, v
+    for t in range(steps):
+        _relax(a, b, n, h, k)
+        a, b = b, a
+
+
+@parir.jit
+def scale_changes(x, n, steps):
+    s = 1.0
+    for t in range(steps):
+        parir.label('i')
+        for i in range(n):
+            x[i] *= s
+        s = 2.0  # a second value: a local on the GPU
+
+
+def test_a_helpers_constants_are_folded_in_every_step_that_calls_it():
+    n, steps = 37, 5
+    u = torch.rand(n, generator=torch.Generator().manual_seed(3), dtype=torch.float64) + 1
+    v = u.clone()
+    spec = parir.par({"i": parir.threads(n)})
+    src = parir.print_compiled(relax_steps, [u, v, n, steps], spec)
+    assert "block(1)" not in src and "//@ temp" not in src and "scale" not in src
+    expected_u, expected_v = u.clone(), v.clone()
+    relax_steps(expected_u, expected_v, n, steps, seq=True)
+    a, b = u.numpy().copy(), v.numpy().copy()
+    for _ in range(steps):
+        b[1:-1] = a[1:-1] + 0.25 * (a[:-2] - 2 * a[1:-1] + a[2:])
+        a, b = b, a
+    torch.testing.assert_close(expected_v, torch.from_numpy(a), rtol=1e-12, atol=0)
+    # A local given two values stays a local.
+    src = parir.print_compiled(scale_changes, [torch.ones(8), 8, 3], spec)
+    assert "//@ temp s" in src
+
+
+@pytest.mark.gpu
+def test_a_helpers_constants_folded_on_the_gpu():
+    n, steps = 1001, 7
+    u = torch.rand(n, generator=torch.Generator().manual_seed(4), dtype=torch.float64) + 1
+    v = torch.full((n,), float("nan"), dtype=torch.float64)
+    v[0], v[-1] = u[0], u[-1]
+    gu, gv = u.cuda(), v.cuda()
+    relax_steps(gu, gv, n, steps, opts=parir.par({"i": parir.threads(n)}))
+    relax_steps(u, v, n, steps, seq=True)
+    torch.testing.assert_close(gu.cpu(), u, rtol=1e-12, atol=0)
+    torch.testing.assert_close(gv.cpu(), v, rtol=1e-12, atol=0)
+
+
 def test_a_slice_bound_from_the_shape_at_the_top_is_a_constant():
     src = parir.print_compiled(swiglu, [torch.zeros(3, 10), torch.zeros(3, 5)],
                                parir.par({"row": parir.threads(3), "col": parir.threads(32)}))
@@ -1164,7 +1223,9 @@ def test_module_numbers_are_constants_and_locals_hide_them():
 
     shadowed(x, 4, seq=True)
     src = parir.print_compiled(shadowed, [x, 4], parir.par({"i": parir.threads(4)}))
-    assert "RATE = 2.0" in src
+    # The local's one value, folded, and not the module's RATE (0.25).
+    kernel = src.split("//@")[0]
+    assert "2.0" in kernel and "0.25" not in kernel
 
 
 def test_locals_naming_tensors_follow_the_swaps_the_compiler_can_count():
