@@ -277,33 +277,36 @@ std::set<std::string> assigned_locals(const Body& body) {
   return a.names;
 }
 
-std::vector<const Assign*> single_assignments_at_top(const Body& body) {
-  // How many times each local is assigned anywhere (a loop variable and an atomic update's
-  // old value count too).
-  class Count : public IRVisitor {
+std::map<std::string, std::vector<const Assign*>> local_bindings(const Body& body) {
+  class Bindings : public IRVisitor {
    public:
-    std::map<std::string, int> count;
+    std::map<std::string, std::vector<const Assign*>> of;
 
    protected:
     void visit_node(const Assign* n) override {
-      if (auto v = n->target->as<Var>()) ++count[v->name];
+      if (auto v = n->target->as<Var>()) of[v->name].push_back(n);
       IRVisitor::visit_node(n);
     }
     void visit_node(const For* n) override {
-      ++count[n->var];
+      of[n->var].push_back(nullptr);
       IRVisitor::visit_node(n);
     }
     void visit_node(const AtomicUpdate* n) override {
-      if (n->result) ++count[n->result->as<Var>()->name];
+      if (n->result) of[n->result->as<Var>()->name].push_back(nullptr);
       IRVisitor::visit_node(n);
     }
-  } c;
-  c.visit(body);
+  } b;
+  b.visit(body);
+  return b.of;
+}
+
+std::vector<const Assign*> single_assignments_at_top(const Body& body) {
+  auto bindings = local_bindings(body);
   std::vector<const Assign*> out;
   for (const auto& s : body) {
     auto a = s->as<Assign>();
     auto v = a ? a->target->as<Var>() : nullptr;
-    if (v && c.count[v->name] == 1 && s->labels.empty()) out.push_back(a);
+    if (v && bindings[v->name].size() == 1 && s->labels.empty()) out.push_back(a);
   }
   return out;
 }

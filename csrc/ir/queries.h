@@ -86,6 +86,10 @@ std::set<std::string> assigned_names(const Body& body);
 // The same without the loop variables: the names of assignments and atomic updates' results.
 std::set<std::string> assigned_locals(const Body& body);
 
+// Every binding of each local in the body, nested ones too, in program order: its assignment,
+// or nullptr where something else binds it (a loop variable, an atomic update's old value).
+std::map<std::string, std::vector<const Assign*>> local_bindings(const Body& body);
+
 // The body's own statements (not nested ones) that assign a local the body assigns nowhere
 // else, and carry no label: `m, n = x.shape` or `half = n // 2` at a function's top, whose value
 // the local holds wherever it is read.

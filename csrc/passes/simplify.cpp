@@ -1,8 +1,8 @@
 #include "passes/simplify.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 #include "ir/arith.h"
 #include "ir/queries.h"
@@ -273,41 +273,23 @@ bool of_constants_only(const ExprPtr& e) {
   return false;
 }
 
-// The one constant value that every assignment of a local gives it (an expression of
-// constants only, of the local's type, the same text each time), by name; locals assigned
-// anything else, loop variables and atomic updates' old values are left out.
-class ConstantLocals : public IRVisitor {
- public:
-  std::map<std::string, ExprPtr> values() const {
-    std::map<std::string, ExprPtr> out;
-    for (const auto& [name, value] : values_)
-      if (value) out[name] = value;
-    return out;
+// The one constant value that every binding of a local gives it, by name: assignments all of
+// an expression of constants only, of the local's type, with the same text, and no label.
+std::map<std::string, ExprPtr> constant_locals(const Body& body) {
+  auto constant = [](const Assign* a) {
+    return a && a->labels.empty() && of_constants_only(a->value) &&
+           a->value->type == a->target->type;
+  };
+  std::map<std::string, ExprPtr> values;
+  for (const auto& [name, assignments] : local_bindings(body)) {
+    const Assign* first = assignments.front();
+    if (std::all_of(assignments.begin(), assignments.end(), [&](const Assign* a) {
+          return constant(a) && to_string(a->value) == to_string(first->value);
+        }))
+      values[name] = first->value;
   }
-
- protected:
-  void visit_node(const Assign* n) override {
-    if (auto v = n->target->as<Var>()) {
-      bool constant = of_constants_only(n->value) && n->value->type == n->target->type &&
-                      n->labels.empty();
-      auto [it, first] = values_.emplace(v->name, constant ? n->value : nullptr);
-      if (!first && (!constant || !it->second || to_string(it->second) != to_string(n->value)))
-        it->second = nullptr;
-    }
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const For* n) override {
-    values_[n->var] = nullptr;
-    IRVisitor::visit_node(n);
-  }
-  void visit_node(const AtomicUpdate* n) override {
-    if (n->result) values_[n->result->as<Var>()->name] = nullptr;
-    IRVisitor::visit_node(n);
-  }
-
- private:
-  std::map<std::string, ExprPtr> values_;
-};
+  return values;
+}
 
 // Drops the assignments of the locals that became constants.
 class DropAssignments : public IRMutator {
@@ -332,9 +314,7 @@ class DropAssignments : public IRMutator {
 // kernels before every step. (A read before the first assignment, a NameError in Python,
 // reads the value too.)
 Body propagate_constant_locals(const Body& body) {
-  ConstantLocals scan;
-  scan.visit(body);
-  std::map<std::string, ExprPtr> values = scan.values();
+  std::map<std::string, ExprPtr> values = constant_locals(body);
   if (values.empty()) return body;
   return SubstituteConstants(values).mutate(DropAssignments(values).mutate(body));
 }

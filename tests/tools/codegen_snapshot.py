@@ -9,8 +9,8 @@ benchmark kernels at their benchmark sizes, ...) and saves every CUDA source the
 generates, with its launch plan, as DIR/<test id>.<n>.cu, in the order the tests compile them,
 and how many of each program's tensor accesses the compiler proved in bounds (DIR/bounds.jsonl).
 Temporary directories (pytest's and tempfile's) are replaced by <tmp>, and module names made
-unique per process and parir.vectorize's signature numbers lose that suffix, so two runs from
-the same checkout compare equal. `compare` lists the sources that differ, appear or disappear,
+unique per process and parir.vectorize's and guvectorize's signature numbers lose that suffix,
+so two runs from the same checkout compare equal. `compare` lists the sources that differ, appear or disappear,
 with a unified diff of the first few, and exits non-zero if there is any difference.
 
 Taking a snapshot before and after a change, from the same checkout directory (the sources carry
@@ -33,8 +33,9 @@ _RUN_SPECIFIC = [
     (re.compile(r"/tmp/(?:tmp|parir_fuzz_)[A-Za-z0-9_]+/"), "<tmp>/"),
     (re.compile(r"(fuzz_\w+_\d+)_\d+\.py"), r"\1.py"),
     (re.compile(r"prog_\d+\.py"), "prog.py"),
-    # The number parir.vectorize gives each signature it compiles, in the order a process meets them.
-    (re.compile(r"(<parir\.vectorize [^>#]*) #\d+>"), r"\1>"),
+    # The number parir.vectorize (and guvectorize) gives each signature it compiles, in the order
+    # a process meets them.
+    (re.compile(r"(<parir\.(?:gu)?vectorize [^>#]*) #\d+>"), r"\1>"),
     # The directory of a pytest-xdist worker in pytest's (also read from older snapshots).
     (re.compile(r"<tmp>/popen-gw\d+/"), "<tmp>/"),
 ]
