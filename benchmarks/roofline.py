@@ -44,6 +44,10 @@ def cases(quick):
     S = 1024 if quick else 16384                # stencil grid: 1 GiB of float32
     # Rows of 448, the row length of npbench's softmax program: 1.75 GiB of float32.
     R = 2 ** 14 if quick else 2 ** 20
+    # GPT-2's hidden size on 512 sequences of 1,024 tokens (1.5 GiB), and a 1,000-class
+    # classifier's logits (1 GiB): rows longer than a warp's but far shorter than 8,192.
+    T = 2 ** 12 if quick else 2 ** 19
+    C = 2 ** 12 if quick else 2 ** 18
     return [
         ("axpy", "memory", lambda t: _axpy(n, t)),
         ("row sum", "reduction", lambda t: _row_sum(N, M, t)),
@@ -55,6 +59,8 @@ def cases(quick):
         ("softmax (short rows)", "reduction", lambda t: _softmax(R, 448, t)),
         ("layer norm", "reduction", lambda t: _layer_norm(N, M, t)),
         ("RMS norm", "reduction", lambda t: _rms_norm(N, M, t)),
+        ("layer norm (768-wide rows)", "reduction", lambda t: _layer_norm(T, 768, t)),
+        ("softmax (1000-wide rows)", "reduction", lambda t: _softmax(C, 1000, t)),
         ("stencil (2-D, 5 points)", "memory", lambda t: _stencil(S, S, t)),
     ]
 

@@ -246,11 +246,12 @@ def min(a, b=None, *more, axis=None, dim=None):  # noqa: A001
     if more:
         return _left_to_right(min, a, b, more, axis)
     if b is None:
-        return _torch.amin(a, dim=axis) if axis is not None else a.min()
+        return _ops.in_unsigned_order(
+            lambda t: _torch.amin(t, dim=axis) if axis is not None else _torch.amin(t), a)
     if axis is not None:
         raise _ParirTypeError("parir.min takes two values, or one slice expression and axis=")
     if isinstance(a, _torch.Tensor) or isinstance(b, _torch.Tensor):
-        return _torch.minimum(*_as_tensors(a, b, _promote(a, b)[0]))
+        return _ops.in_unsigned_order(_torch.minimum, *_as_tensors(a, b, _promote(a, b)[0]))
     if a != a:
         return a
     if b != b:
@@ -266,11 +267,12 @@ def max(a, b=None, *more, axis=None, dim=None):  # noqa: A001
     if more:
         return _left_to_right(max, a, b, more, axis)
     if b is None:
-        return _torch.amax(a, dim=axis) if axis is not None else a.max()
+        return _ops.in_unsigned_order(
+            lambda t: _torch.amax(t, dim=axis) if axis is not None else _torch.amax(t), a)
     if axis is not None:
         raise _ParirTypeError("parir.max takes two values, or one slice expression and axis=")
     if isinstance(a, _torch.Tensor) or isinstance(b, _torch.Tensor):
-        return _torch.maximum(*_as_tensors(a, b, _promote(a, b)[0]))
+        return _ops.in_unsigned_order(_torch.maximum, *_as_tensors(a, b, _promote(a, b)[0]))
     if a != a:
         return a
     if b != b:

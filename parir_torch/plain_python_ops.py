@@ -151,6 +151,19 @@ def _wide_unsigned_operand(a, b):
     return any(isinstance(x, _Tensor) and x.dtype in _WIDE_UNSIGNED for x in (a, b))
 
 
+def in_unsigned_order(fn, *tensors):
+    """fn (torch.minimum, torch.amax, ...) of tensors of one dtype, which may be uint16-uint64:
+    torch has no min or max kernels for those on the CPU, so fn runs on int64 values in the same
+    order (uint64's with the top bit flipped) and its result goes back to the dtype."""
+    dtype = tensors[0].dtype
+    if dtype not in _WIDE_UNSIGNED:
+        return fn(*tensors)
+    if dtype != torch.uint64:
+        return fn(*(t.to(torch.int64) for t in tensors)).to(dtype)
+    top = -1 << 63
+    return (fn(*(t.view(torch.int64) ^ top for t in tensors)) ^ top).view(torch.uint64)
+
+
 def _bitwise(op, name):
     def apply(a, b):
         if not isinstance(a, _Tensor) and not isinstance(b, _Tensor):

@@ -1,5 +1,6 @@
 #include "passes/inline_functions.h"
 
+#include <functional>
 #include <set>
 
 #include "ir/queries.h"
@@ -151,12 +152,20 @@ void check_returns(const Function& g, const Body& body, bool at_end) {
 
 // How many values every path through the body returns at its end: 0 (none: a bare `return` or
 // none at all), 1, or the size of a returned tuple. Paths that disagree are an error.
-size_t returned_values(const Function& g, const Body& body) {
+// How many values a call returns (`return g(x)` returns what g returns).
+using ValuesOfCall = std::function<size_t(const CallFunction&)>;
+
+size_t returned_values(const Function& g, const Body& body, const ValuesOfCall& of_call) {
   if (body.empty()) return 0;
   const StmtPtr& s = body.back();
-  if (auto r = s->as<Return>()) return r->value ? 1 : r->elements.size();
+  if (auto r = s->as<Return>()) {
+    if (!r->value) return r->elements.size();
+    auto c = r->value->as<CallFunction>();
+    return c ? of_call(*c) : 1;
+  }
   if (auto i = s->as<If>()) {
-    size_t a = returned_values(g, i->then_body), b = returned_values(g, i->else_body);
+    size_t a = returned_values(g, i->then_body, of_call),
+           b = returned_values(g, i->else_body, of_call);
     if (a != b) {
       if (a == 0 || b == 0)
         error_in(g, s->loc, fmt::format("{}() returns a value on some paths but not on others; "
@@ -171,13 +180,23 @@ size_t returned_values(const Function& g, const Body& body) {
   return 0;
 }
 
-// The body with each final `return e` replaced by `results[0] = e`, and `return a, b` by
-// `results[0] = a; results[1] = b` (a bare `return` dropped, as are the values of a call
-// made for its effects, which has no results).
+// The body with each final `return e` replaced by `results[0] = e`, `return a, b` by
+// `results[0] = a; results[1] = b` and `return g(x)` of a g that returns a tuple by
+// `results[0], results[1] = g(x)` (a bare `return` dropped, as are the values of a call made for
+// its effects, which has no results).
 Body assign_returns(const Body& body, const std::vector<std::string>& results) {
   Body out = body;
   if (out.empty()) return out;
   if (auto r = out.back()->as<Return>()) {
+    auto c = r->value ? r->value->as<CallFunction>() : nullptr;
+    if (c && results.size() > 1) {
+      std::vector<ExprPtr> into;
+      for (const auto& name : results) into.push_back(var(name, r->loc));
+      out.back() = std::make_shared<ExprStmt>(
+          std::make_shared<CallFunction>(c->name, c->args, c->loc, std::move(into)), r->loc,
+          r->labels);
+      return out;
+    }
     std::vector<ExprPtr> values = r->elements;
     if (r->value) values = {r->value};
     out.pop_back();
@@ -235,6 +254,32 @@ class Inliner : public IRMutator {
     for (int n = 2; used_.count(name); ++n) name = fmt::format("{}_{}", base, n);
     used_.insert(name);
     return name;
+  }
+
+  // The values g returns: its tuple's size, 1 for one value (an external's included), and
+  // for `return h(x)` what h returns. A cycle of such returns counts as one value here; inlining
+  // reports the recursion.
+  size_t values_returned(const Function& g) const {
+    std::set<const Function*> seen;
+    ValuesOfCall of_call;
+    const Function* in = &g;
+    of_call = [&](const CallFunction& c) -> size_t {
+      auto env = table_.find(in);
+      if (env == table_.end()) return 1;
+      auto it = env->second.find(c.name);
+      if (it == env->second.end() || !it->second.function ||
+          seen.count(it->second.function.get()))
+        return 1;
+      const Function* h = it->second.function.get();
+      seen.insert(h);
+      const Function* outer = in;
+      in = h;
+      size_t n = returned_values(*h, h->body, of_call);
+      in = outer;
+      return n;
+    };
+    seen.insert(&g);
+    return returned_values(g, g.body, of_call);
   }
 
   const Callee& resolve(const CallFunction& call) const {
@@ -343,7 +388,7 @@ class Inliner : public IRMutator {
                                fmt::join(names, ", "), args.size()));
     }
     check_returns(g, g.body, true);
-    const size_t returned = returned_values(g, g.body);
+    const size_t returned = values_returned(g);
     if (wanted > 0 && returned == 0)
       error(n.loc, fmt::format("{}() returns no value, but its result is used here", g.name));
     if (wanted == 1 && returned > 1)
@@ -359,7 +404,7 @@ class Inliner : public IRMutator {
     usage.visit(g.body);
     Renamer r;
     Body copies;
-    bool one_expression = g.body.size() == 1 && g.body[0]->as<Return>() &&
+    bool one_expression = returned == 1 && g.body.size() == 1 && g.body[0]->as<Return>() &&
                           g.body[0]->as<Return>()->value && g.body[0]->labels.empty();
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& p = g.params[i].name;

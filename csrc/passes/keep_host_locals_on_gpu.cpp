@@ -210,6 +210,81 @@ class ToElement : public IRMutator {
   const std::map<std::string, std::string>& of_;
 };
 
+// The names that statements outside `skip` read (not those they only assign).
+class ReadsOutside : public IRVisitor {
+ public:
+  explicit ReadsOutside(const For* skip) : skip_(skip) {}
+  std::set<std::string> names;
+
+ protected:
+  void visit_node(const Var* n) override { names.insert(n->name); }
+  void visit_node(const For* n) override {
+    if (n != skip_) IRVisitor::visit_node(n);
+  }
+  void visit_node(const Assign* n) override {
+    if (!n->target->as<Var>()) visit(n->target);
+    visit(n->value);
+  }
+
+ private:
+  const For* skip_;
+};
+
+// A scan loop run by the host whose running value is a moved local (`s = 0.0` before `for i in
+// range(n): s += x[i]; out[i] = s`, the plainest cumulative sum): a scan carries its running
+// value in a local of the code that runs it, so the loop goes into a `with parir.gpu:` block
+// that copies the local from its element before the loop and, where anything else reads it,
+// back after it, as the user would have written it. With a copy back the copy in reads a
+// temporary of its own, which nothing after it in the block writes: a scan over several
+// blocks runs as several kernels, and each needs the starting value. Parallel code is left as
+// it is.
+class ScansOnLocalCopies : public IRMutator {
+ public:
+  ScansOnLocalCopies(SpecializedFunction& prog, const std::set<std::string>& moved)
+      : prog_(prog), moved_(moved), names_(prog) {}
+
+ protected:
+  StmtPtr mutate_node(const GpuBlock*, const StmtPtr& self) override { return self; }
+  StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
+    if (!n->par) return IRMutator::mutate_node(n, self);
+    if (!n->par->scan) return self;
+    ReadsOutside reads(n);
+    reads.visit(prog_.body);
+    Body before, after;
+    StmtPtr loop = self;
+    for (const auto& name : assigned_locals(n->body)) {
+      if (!moved_.count(name)) continue;
+      const Type type = prog_.locals.at(name);
+      const std::string copy = names_.make(name + "_running");
+      prog_.locals[copy] = type;
+      prog_.renamed_locals[copy] = prog_.user_name(name);
+      ExprPtr start = var(name, n->loc, type);
+      if (reads.names.count(name)) {
+        const std::string temporary = names_.make(prog_.user_name(name) + "_start");
+        prog_.tensors[temporary] = TensorType{type.scalar, {1}, {1}};
+        prog_.temporaries.push_back(temporary);
+        ExprPtr element = std::make_shared<Load>(
+            temporary, std::vector<ExprPtr>{int_imm(0, n->loc)}, type, n->loc, /*proved=*/true);
+        before.push_back(std::make_shared<Assign>(element, start, n->loc));
+        start = element;
+        after.push_back(std::make_shared<Assign>(var(name, n->loc, type),
+                                                 var(copy, n->loc, type), n->loc));
+      }
+      before.push_back(std::make_shared<Assign>(var(copy, n->loc, type), start, n->loc));
+      loop = Substitute(name, var(copy, n->loc, type)).mutate(loop);
+    }
+    if (before.empty()) return self;
+    before.push_back(loop);
+    before.insert(before.end(), after.begin(), after.end());
+    return std::make_shared<GpuBlock>(std::move(before), n->loc);
+  }
+
+ private:
+  SpecializedFunction& prog_;
+  const std::set<std::string>& moved_;
+  FreshNames names_;
+};
+
 // The host's statements with each run of assignments to the temporaries in one
 // `with parir.gpu:` block.
 Body wrap_host_assignments(const Body& body, const std::set<std::string>& temporaries) {
@@ -286,6 +361,7 @@ void keep_host_locals_on_gpu(SpecializedFunction& prog) {
   std::set<std::string> moved;
   for (const auto& [local, temporary] : element_of) moved.insert(local);
   UnreducedUpdates(prog, moved).visit(prog.body);
+  prog.body = ScansOnLocalCopies(prog, moved).mutate(prog.body);
   std::set<std::string> temporaries;
   for (const auto& [local, temporary] : element_of) {
     temporaries.insert(temporary);

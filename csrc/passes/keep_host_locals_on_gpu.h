@@ -16,7 +16,9 @@ namespace parir {
 // on the host (SpecializedFunction::host_locals): the launch plan computes them, as in
 // `k = 2; while k <= n: ...; k <<= 1`, and split_host_device checks that they are integers the
 // host can compute. So do those a parallel loop's range reads (the host passes the range's
-// bound at each launch); one that GPU code assigns there is an error.
+// bound at each launch); one that GPU code assigns there is an error. A scan loop that the
+// host runs and that carries such a local as its running value runs in a `with parir.gpu:`
+// block that copies the element into a local of the block before the loop and back after it.
 void keep_host_locals_on_gpu(SpecializedFunction& prog);
 
 }  // namespace parir

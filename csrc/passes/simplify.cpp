@@ -5,6 +5,7 @@
 #include <map>
 
 #include "ir/arith.h"
+#include "ir/interval.h"
 #include "ir/queries.h"
 #include "ir/visitor.h"
 
@@ -115,6 +116,9 @@ class Simplify : public IRMutator {
       if (auto c = compare(n->op, ia->value, ib->value)) return bool_imm(*c, n->loc);
       if (auto v = fold_int(n->op, ia->value, ib->value)) return int_imm(*v, n->loc, n->type);
     }
+    if (is_comparison(n->op) && a->type.scalar == ScalarType::I64 &&
+        b->type.scalar == ScalarType::I64)
+      if (auto c = decided_by_loop_ranges(n->op, a, b)) return bool_imm(*c, n->loc);
     auto fa = a->as<FloatImm>(), fb = b->as<FloatImm>();
     if (fa && fb) {
       if (auto c = compare(n->op, fa->value, fb->value)) return bool_imm(*c, n->loc);
@@ -135,6 +139,22 @@ class Simplify : public IRMutator {
     }
     if (a == n->a && b == n->b) return self;
     return binary(n->op, a, b, n->loc, n->type);
+  }
+
+  // A loop over a constant range: its variable's values, for the comparisons they decide (when
+  // the body does not assign it).
+  StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
+    const RangeEnv saved = ranges_;
+    auto lo = mutate(n->lo)->as<IntImm>(), hi = mutate(n->hi)->as<IntImm>();
+    auto step = mutate(n->step)->as<IntImm>();
+    if (lo && hi && step && step->value > 0 && hi->value > lo->value &&
+        !assigned_names(n->body).count(n->var))
+      ranges_[n->var] = Range{lo->value, hi->value - 1, step->value == 1};
+    else
+      ranges_.erase(n->var);
+    StmtPtr out = IRMutator::mutate_node(n, self);
+    ranges_ = saved;
+    return out;
   }
 
   ExprPtr mutate_node(const Unary* n, const ExprPtr& self) override {
@@ -221,6 +241,43 @@ class Simplify : public IRMutator {
     return IRMutator::mutate_node(n, self);
   }
 
+
+ private:
+  // `i < C.shape[0]` inside `for i in range(C.shape[0])`, as CUDA and Numba ports guard their
+  // threads: true for every value of the loop's variable. (A guard left in place would also hide
+  // the loop nest from the passes that match one, such as the matrix-product tiles.)
+  std::optional<bool> decided_by_loop_ranges(BinaryOp op, const ExprPtr& a,
+                                             const ExprPtr& b) const {
+    if (ranges_.empty()) return std::nullopt;
+    std::optional<Range> x = range_of(a, ranges_), y = range_of(b, ranges_);
+    if (!x || !y) return std::nullopt;
+    const bool apart = x->hi < y->lo || y->hi < x->lo;
+    switch (op) {
+      case BinaryOp::Lt:
+        if (x->hi < y->lo || x->lo >= y->hi) return x->hi < y->lo;
+        break;
+      case BinaryOp::Le:
+        if (x->hi <= y->lo || x->lo > y->hi) return x->hi <= y->lo;
+        break;
+      case BinaryOp::Gt:
+        if (x->lo > y->hi || x->hi <= y->lo) return x->lo > y->hi;
+        break;
+      case BinaryOp::Ge:
+        if (x->lo >= y->hi || x->hi < y->lo) return x->lo >= y->hi;
+        break;
+      case BinaryOp::Eq:
+        if (apart) return false;
+        break;
+      case BinaryOp::Ne:
+        if (apart) return true;
+        break;
+      default:
+        break;
+    }
+    return std::nullopt;
+  }
+
+  RangeEnv ranges_;
 
  public:
   Body mutate(const Body& body) override {

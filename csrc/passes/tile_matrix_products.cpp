@@ -189,6 +189,27 @@ class LoadedTensors : public IRVisitor {
   }
 };
 
+// The update with the locals that the k loop's body assigns before it replaced by their values:
+// `a = A[i, k]; b = B[k, j]; t += a * b`, as Parboil's sgemm and many CUDA ports name their
+// loads, is `t += A[i, k] * B[k, j]`. Null when such a local is the accumulator or the loop's
+// variable, or is read anywhere outside the body (the tiles do not assign it).
+ExprPtr named_values_in_place(const Product& p, const Kernel& k) {
+  const Body& body = p.inner->body;
+  auto update = body.back()->as<Assign>();
+  ExprPtr value = update->value;
+  const std::set<std::string> after = names_in(Body(p.cols->body.begin() + 2, p.cols->body.end()));
+  for (size_t s = body.size() - 1; s-- > 0;) {  // the last assignment first
+    auto a = body[s]->as<Assign>();
+    auto v = a ? a->target->as<Var>() : nullptr;
+    if (!v || v->name == p.acc || v->name == p.inner->var || !k.locals.count(v->name) ||
+        after.count(v->name) || mentions(p.init, {v->name}) || mentions(p.inner->lo, {v->name}) ||
+        mentions(p.inner->hi, {v->name}))
+      return nullptr;
+    value = Substitute(v->name, a->value).mutate(value);
+  }
+  return value;
+}
+
 std::optional<Product> match_product(const Kernel& k) {
   // How the levels map onto blocks (several per row, or rows side by side) does not matter:
   // the tiles replace it.
@@ -230,17 +251,18 @@ std::optional<Product> match_product(const Kernel& k) {
   auto init = p.cols->body[0]->as<Assign>();
   p.inner = p.cols->body[1]->as<For>();
   if (!init || !init->target->as<Var>() || !p.inner || p.inner->par || p.inner->unroll ||
-      p.inner->body.size() != 1)
+      p.inner->body.empty())
     return std::nullopt;
   p.acc = init->target->as<Var>()->name;
   if (!k.locals.count(p.acc)) return std::nullopt;
   p.init = init->value;
   auto step = p.inner->step->as<IntImm>();
-  auto update = p.inner->body[0]->as<Assign>();
+  auto update = p.inner->body.back()->as<Assign>();
   if (!step || step->value != 1 || !update || !update->target->as<Var>() ||
       update->target->as<Var>()->name != p.acc)
     return std::nullopt;
-  p.update = update->value;
+  p.update = named_values_in_place(p, k);
+  if (!p.update) return std::nullopt;
   std::optional<int64_t> depth = constant_trip_count(*p.inner);
   if (depth && *depth < kMinDepth) return std::nullopt;
 

@@ -33,8 +33,10 @@ namespace parir {
 // A kernel qualifies when its two levels are exactly these loops (step 1, the i range and the
 // coefficients of lo and hi constants, j's range never empty and the ranges of neighbouring
 // rows touching, so that every element staged is one the kernel as written loads), the k
-// loop's bounds do not depend on i or j and its body is one assignment to t whose loads (no
-// run-time bounds checks) each depend on i or on j, not both, at least one of each kind; the
+// loop's bounds do not depend on i or j and its body is one assignment to t (after assignments
+// to locals read nowhere else, `a = A[i, k]; b = B[k, j]`, which stand for their values) whose
+// loads (no run-time bounds checks) each depend on i or on j, not both, at least one of each
+// kind; the
 // statements after it only assign and branch (no loops, external calls or atomic updates) and
 // store to no tensor that the k loop reads. CompileOptions.product_tiling turns this off.
 void tile_matrix_products(SpecializedFunction& prog, Lowered& lowered);

@@ -16,16 +16,18 @@ through the compiler and NVRTC on the CPU, and on a GPU against both.
 
 from . import (dynamic_programming, finance_and_statistics, host_loops, images,
                integers_and_graphs, linear_algebra, long_rows_and_blocks, math_and_atomics, nbody,
-               nn_layers, numerics_and_data, ported_kernels, readme_examples, reductions,
-               rodinia_and_samples, scans_and_argmax, seed_examples, signals_and_geometry,
-               simulations, sparse, stencils, training_utils, transformer_ops)
+               nn_layers, numerics_and_data, parboil_and_shoc, ported_kernels, readme_examples,
+               reductions, rodinia_and_samples, scans_and_argmax, seed_examples,
+               signals_and_geometry, simulations, sparse, stencils, taichi_warp_numba,
+               training_utils, transformer_ops)
 
 ALL_CASES = {}
 for _module in (seed_examples, readme_examples, stencils, dynamic_programming, linear_algebra,
                 nbody, sparse, images, nn_layers, reductions, math_and_atomics, scans_and_argmax,
                 long_rows_and_blocks, transformer_ops, integers_and_graphs, simulations,
                 signals_and_geometry, training_utils, numerics_and_data,
-                finance_and_statistics, host_loops, ported_kernels, rodinia_and_samples):
+                finance_and_statistics, host_loops, ported_kernels, rodinia_and_samples,
+                parboil_and_shoc, taichi_warp_numba):
     for _name, _builder in _module.CASES.items():
         assert _name not in ALL_CASES, _name
         ALL_CASES[_name] = _builder

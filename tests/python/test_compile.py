@@ -110,6 +110,24 @@ def test_weak_literals_take_the_tensor_type():
     assert "x[i] = ((x[i] * 2.5f) + 1.0f);" in src
 
 
+def test_comparisons_the_loop_ranges_decide_are_folded():
+    # CUDA's and Numba's thread guards, written into loops whose ranges already keep them.
+    def guarded(x, y, N):
+        parir.label("i")
+        for i in range(N):
+            if i < x.shape[0] and i >= 0:
+                y[i] = x[i] * 2.0
+            if i == N:
+                y[i] = -1.0
+            if i > 0:  # not decided: i is 0 in the first iteration
+                y[i] += x[i - 1]
+
+    src = parir.print_compiled(guarded, [torch.zeros(100), torch.zeros(100), 100],
+                               parir.par({"i": parir.threads(100)}))
+    assert "y[i] = (x[i] * 2.0f);" in src and "-1.0f" not in src
+    assert src.count("if (") == 1 and "if (i > 0L)" in src
+
+
 def test_nvrtc_error_points_at_user_line():
     src = '#include "parir.h"\n#line 42 "user_file.py"\nextern "C" __global__ void k() { oops; }\n'
     with pytest.raises(parir.ParirError, match=r"user_file\.py\(42\)"):

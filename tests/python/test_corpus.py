@@ -206,7 +206,13 @@ def test_host_loops_as_graphs_and_persistent_kernels_match_the_plain_launches(na
     for how, outs in results.items():
         for k, (got, want) in enumerate(zip(outs, plain)):
             if not exact and got.dtype.is_floating_point:
-                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6, equal_nan=True,
+                # A simulation's steps carry the atomic sums' rounding on: its own tolerances,
+                # where it gives looser ones.
+                rtol, atol = 1e-5, 1e-6
+                if "tol" in first:
+                    rtol = max(rtol, first["tol"][0])
+                    atol = max(atol, first["tol"][1] * float(want.abs().nan_to_num().max()))
+                torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True,
                                            msg=lambda m: f"{name} {how} {k}: {m}")
                 continue
             assert torch.equal(got, want) or (

@@ -130,6 +130,51 @@ def test_tuples_returned_by_functions_are_unpacked_as_many_as_returned(tmp_path,
     assert "tuple_helpers.py" in str(info.value)
 
 
+def normalize(x, y, z):
+    inv = 1.0 / parir.sqrt(x * x + y * y + z * z)
+    return x * inv, y * inv, z * inv
+
+
+def gradient(p, h):
+    # Warp's raymarching example: the normal is another helper's tuple, returned as it is.
+    return normalize(p[0] + h, p[1] - h, p[2] + 2.0 * h)
+
+
+def unit_or_axis(p, h):
+    if h > 0.0:
+        return gradient(p, h)
+    else:
+        return 0.0, 0.0, 1.0
+
+
+@parir.jit
+def normals(p, n, h, N):
+    parir.label('i')
+    for i in range(N):
+        n[i, 0], n[i, 1], n[i, 2] = unit_or_axis(p[i], h)
+
+
+def test_a_tuple_returned_by_another_function_is_returned_as_it_is():
+    src = parir.print_compiled(normals, [torch.zeros(7, 3), torch.zeros(7, 3), 0.5, 7], spec(i=7))
+    assert "sqrt" in src
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("h", [0.25, -1.0])
+def test_tuples_returned_through_functions_on_the_gpu(h, rng):
+    p = torch.rand(33, 3, generator=rng).cuda() + 0.1
+    n = torch.full((33, 3), float("nan"), device="cuda")
+    normals(p, n, h, 33, opts=spec(i=33))
+    expected = torch.stack([p[:, 0] + h, p[:, 1] - h, p[:, 2] + 2.0 * h], 1)
+    expected = expected / expected.norm(dim=1, keepdim=True)
+    if h <= 0.0:
+        expected = torch.tensor([0.0, 0.0, 1.0], device="cuda").expand(33, 3)
+    torch.testing.assert_close(n, expected)
+    seq = torch.full((33, 3), float("nan"))
+    normals(p.cpu(), seq, h, 33, seq=True)
+    torch.testing.assert_close(seq, expected.cpu())
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("n", [1, 37, 5003])
 def test_inlined_functions_on_the_gpu(n, rng):

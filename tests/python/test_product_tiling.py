@@ -242,6 +242,63 @@ def test_k_ranges_that_follow_the_row_are_tiled_only_when_the_columns_do_not():
     assert not _tiled(src)
 
 
+@parir.jit
+def basic_sgemm(m, n, k, alpha, A, B, C):
+    # Parboil's basicSgemm (A and B column-major, B transposed): each load named first.
+    parir.label('mm')
+    for mm in range(m):
+        parir.label('nn')
+        for nn in range(n):
+            c = 0.0
+            for i in range(k):
+                a = A[i, mm]
+                b = B[i, nn]
+                c += a * b
+            C[nn, mm] = alpha * c
+
+
+@parir.jit
+def guarded_matmul(A, B, C):
+    # Numba's matmul example, its threads' guard kept (the ranges make it always true).
+    parir.label('i')
+    for i in range(C.shape[0]):
+        parir.label('j')
+        for j in range(C.shape[1]):
+            if i < C.shape[0] and j < C.shape[1]:
+                tmp = 0.0
+                for k in range(A.shape[1]):
+                    tmp += A[i, k] * B[k, j]
+                C[i, j] = tmp
+
+
+@parir.jit
+def named_value_read_after(A, B, C, D, M, K):
+    parir.label('i')
+    for i in range(M):
+        parir.label('j')
+        for j in range(M):
+            t = 0.0
+            a = 0.0
+            for k in range(K):
+                a = A[i, k]
+                t += a * B[k, j]
+            C[i, j] = t
+            D[i, j] = a  # the last k's load: the tiles would not assign it
+
+
+def test_loads_named_before_the_update_and_guards_the_ranges_decide_are_tiled():
+    src = parir.print_compiled(basic_sgemm, [256, 256, 64, 1.5, _meta(64, 256), _meta(64, 256),
+                                             _meta(256, 256)], _opts(mm=256, nn=256))
+    assert _tiled(src)
+    src = parir.print_compiled(guarded_matmul, [_meta(256, 64), _meta(64, 256), _meta(256, 256)],
+                               _opts(i=256, j=256))
+    assert _tiled(src)
+    src = parir.print_compiled(named_value_read_after,
+                               [_meta(64, 64), _meta(64, 64), _meta(64, 64), _meta(64, 64), 64, 64],
+                               _opts(i=64, j=64))
+    assert not _tiled(src)
+
+
 # ----- results on the GPU ---------------------------------------------------------------------
 
 def _bits(t):
@@ -375,3 +432,16 @@ def test_matches_plain_python_with_numpy_scalars():
     Cs = torch.zeros(M, N)
     matmul(A.cpu(), B.cpu(), Cs, M, N, K, seq=True)
     torch.testing.assert_close(C.cpu(), Cs, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_named_loads_and_guarded_products_match_torch():
+    m, n, k = 300, 257, 70
+    A, B = _rand(k, m, seed=1), _rand(k, n, seed=2)
+    C = torch.full((n, m), float("nan"), device="cuda")
+    basic_sgemm(m, n, k, 1.5, A, B, C, opts=_opts(mm=m, nn=n))
+    torch.testing.assert_close(C, 1.5 * (B.double().T @ A.double()).float(), rtol=1e-4, atol=1e-4)
+    A, B = _rand(300, 70, seed=3), _rand(70, 257, seed=4)
+    C = torch.full((300, 257), float("nan"), device="cuda")
+    guarded_matmul(A, B, C, opts=_opts(i=300, j=257))
+    torch.testing.assert_close(C, (A.double() @ B.double()).float(), rtol=1e-4, atol=1e-4)

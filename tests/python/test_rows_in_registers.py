@@ -1,6 +1,7 @@
 """Single-pass rows: threads that walk one row in several loops (softmax, layer norm, L2
 normalization) keep their elements in registers between the loops, and a row shorter than the
-threads asked for gets only as many threads as it has elements. The code must show it, and the
+threads asked for gets only as many threads as it has elements (and many rows of 513-4,096
+elements as many as give each thread 8). The code must show it, and the
 results must stay those of the plain program: sizes that are not multiples of the thread count,
 rows too long to keep, in-place calls, and programs where keeping a value would be wrong."""
 
@@ -119,6 +120,20 @@ def five_rows(a, b, c, d, e, out, N, M):
         s = parir.sum(a[i, :] * b[i, :] + c[i, :] * d[i, :] + e[i, :])
         parir.label('M')
         out[i, :] = a[i, :] + b[i, :] + c[i, :] + d[i, :] + e[i, :] * s
+
+
+@parir.jit
+def powers_summed(x, out, N, M):
+    parir.label('N')
+    for i in range(N):
+        parir.label('M')
+        for j in range(M):
+            acc = 0.0
+            p = 1.0
+            for k in range(6):
+                acc = acc + p
+                p = p * x[i, j]
+            out[i, j] = acc
 
 
 def spec(n, threads):
@@ -280,6 +295,38 @@ def test_many_short_rows_run_a_warp_each():
     assert kept("x", text) and kept("out", text)
 
 
+def test_many_medium_rows_give_each_thread_8_elements():
+    # 40,000 rows of 768 with threads(1024): 96 threads a row, two 16-byte groups of x each,
+    # not 768 threads with one element each; 40,000 x 96 threads still fill the GPU.
+    x, out = torch.empty(40000, 768), torch.empty(40000, 768)
+    text = code(softmax, (x, out, 40000, 768), spec(40000, 1024))
+    assert "block(96)" in text and "__launch_bounds__(96)" in text
+    assert len(re.findall(r"parir::load_wide\(x \+ [^;]*, x_r\d+, x_r\d+, x_r\d+, x_r\d+\);",
+                          text)) == 2
+    # 1,000-wide rows: 125 threads' worth, a whole warp more.
+    x, out = torch.empty(40000, 1000), torch.empty(40000, 1000)
+    assert "block(128)" in code(softmax, (x, out, 40000, 1000), spec(40000, 1024))
+    # Asked for fewer than that, the spec's count stands.
+    assert "block(64)" in code(softmax, (x, out, 40000, 1000), spec(40000, 64))
+
+
+def test_medium_rows_keep_the_threads_that_fill_the_gpu():
+    # 1,000 rows of 768: 96 threads a row would give the GPU 96,000 threads of its 270,336;
+    # 288 a row (271 rounded to a warp) give it them all.
+    x, out = torch.empty(1000, 768), torch.empty(1000, 768)
+    assert "block(288)" in code(softmax, (x, out, 1000, 768), spec(1000, 1024))
+    x, out = torch.empty(8, 768), torch.empty(8, 768)
+    assert "block(768)" in code(softmax, (x, out, 8, 768), spec(8, 1024))
+
+
+def test_medium_rows_whose_elements_loop_or_that_reduce_nothing_keep_a_thread_an_element():
+    # Each element's own loop is the work to share out; rows only updated element by element
+    # have no barriers to wait at: the threads stay one an element.
+    x, out = torch.empty(40000, 768), torch.empty(40000, 768)
+    assert "block(768)" in code(powers_summed, (x, out, 40000, 768), spec(40000, 1024))
+    assert "block(768)" in code(clip_copy, (x, out, 40000, 768), spec(40000, 1024))
+
+
 def test_a_thread_moves_its_elements_of_a_row_in_16_byte_groups():
     x, out = torch.empty(4, 8192), torch.empty(4, 8192)
     text = code(softmax, (x, out, 4, 8192), spec(4, 1024))
@@ -331,7 +378,10 @@ SIZES = [(1, 1, 32), (7, 33, 32), (5, 1000, 256), (3, 4097, 1024), (4, 8192, 102
          # a warp per row: enough rows, each short
          (16384, 448, 1024), (8192, 100, 256), (8194, 33, 64), (8192, 512, 512),
          # too many rows of an odd count for warps to share blocks evenly
-         (9001, 100, 128)]
+         (9001, 100, 128),
+         # rows of 513-4,096 on fewer threads than asked, 8 elements each, or as many as fill
+         # the GPU
+         (40000, 768, 1024), (3001, 1000, 1024), (20000, 1025, 1024), (2000, 4096, 1024)]
 
 
 @pytest.mark.gpu
@@ -464,7 +514,7 @@ def test_layer_norm(n, d, threads):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("n,d,threads", [(4, 40000, 1024), (4, 20000, 512), (3, 8192, 128),
-                                         (5, 1000, 256)])
+                                         (5, 1000, 256), (40000, 768, 1024), (20000, 1536, 1024)])
 def test_rms_norm(n, d, threads):
     g = torch.Generator(device="cuda").manual_seed(d)
     x = torch.randn(n, d, device="cuda", generator=g)

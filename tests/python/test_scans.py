@@ -705,3 +705,35 @@ def test_a_reduction_after_a_scan_over_several_blocks_reads_what_the_scan_wrote(
     running_min_and_row_min(*args, seq=True)
     assert torch.equal(args[1][1:], torch.cummin(x[1:], 1).values)
     assert torch.equal(args[2][1:], x[1:].min(1).values)
+
+
+@parir.jit
+def cumsum_at_the_top(x, out, total, n):
+    # The plainest cumulative sum: the running value a local of the function.
+    s = 0.0
+    parir.label('i')
+    for i in range(n):
+        s += x[i]
+        out[i] = s
+    with parir.gpu:
+        total[0] = s
+
+
+@pytest.mark.parametrize("threads", [1024, 1 << 16])
+def test_a_scan_whose_running_value_the_function_assigns_compiles(threads):
+    x = torch.rand(100_000)
+    src = parir.print_compiled(cumsum_at_the_top, [x, torch.empty_like(x), torch.empty(1), 100_000],
+                               parir.par({'i': parir.threads(threads).scan()}))
+    assert "parir::block_scan" in src
+    _C.nvrtc_compile(src, "sm_90")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,threads", [(1, 32), (1000, 1024), (100_003, 1 << 16)])
+def test_a_scan_whose_running_value_the_function_assigns_on_gpu(n, threads):
+    x = torch.rand(n, dtype=torch.float64, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    total = torch.full((1,), float("nan"), dtype=torch.float64, device="cuda")
+    cumsum_at_the_top(x, out, total, n, opts=parir.par({'i': parir.threads(threads).scan()}))
+    torch.testing.assert_close(out, x.cumsum(0))
+    torch.testing.assert_close(total, x.sum().reshape(1))

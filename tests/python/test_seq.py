@@ -106,6 +106,18 @@ def unsigned_with_signed(x, s, t, b, out, N):
 
 
 @parir.jit
+def unsigned_min_and_max(h, w, out):
+    # Parboil histo's saturation of 32-bit bins into bytes; uint64 past 2^63.
+    parir.label('i')
+    for i in range(3):
+        out[i] = min(h[i], 255)
+    with parir.gpu:
+        w[3] = parir.max(w[0:3])
+        w[4] = parir.min(w[0:3])
+        w[5] = max(w[0], w[1])
+
+
+@parir.jit
 def int8_of_python_int(out, N):
     parir.label('i')
     for i in range(N):
@@ -208,6 +220,13 @@ program("unsigned_with_signed", unsigned_with_signed, {'i': parir.threads(3)},
         [(4, [[4, 0, 0, 2 ** 32 - 9, -1, 247],
               [1, 1, 2 ** 32 - 1, 2 ** 32 - 8, 0, 14],
               [1, 0, 0, 2 ** 32 - 1 - 4_000_000_000, -1, 5]])])
+program("unsigned_min_and_max", unsigned_min_and_max, {'i': parir.threads(3)},
+        lambda d: [torch.tensor([3, 300, 4_000_000_000], dtype=torch.uint32, device=d),
+                   torch.tensor([2 ** 63 + 5, 3, 2 ** 64 - 1, 0, 0, 0], dtype=torch.uint64,
+                                device=d),
+                   torch.zeros(3, dtype=torch.uint8, device=d)],
+        [(2, [3, 255, 255]),
+         (1, [2 ** 63 + 5, 3, 2 ** 64 - 1, 2 ** 64 - 1, 3, 2 ** 63 + 5])])
 program("int8_of_python_int", int8_of_python_int, {'i': parir.threads(40)},
         lambda d: [torch.zeros(40, dtype=torch.int64, device=d), 40],
         [(0, [wrap(wrap(i + 100, 8) * 2, 8) for i in range(40)])])
