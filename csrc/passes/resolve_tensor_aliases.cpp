@@ -220,7 +220,10 @@ class Resolver {
     auto parallel_code_error = [&](const Loc& loc) {
       error(loc, "a local that names a tensor argument is assigned here, inside a labelled loop "
                  "or `with parir.gpu:`; which tensor it names is the host's choice: assign it "
-                 "outside the labelled loops and GPU blocks");
+                 "outside the labelled loops and GPU blocks. A loop that must stay on the GPU "
+                 "(a while loop on a residual the GPU computes) can run two steps an iteration "
+                 "instead, the second with the tensors' roles exchanged, or copy one buffer "
+                 "into the other after each step");
     };
     if (auto a = s->as<Assign>()) {  // outside labelled loops and GPU blocks, which stop below
       const std::string& target = a->target->as<Var>()->name;

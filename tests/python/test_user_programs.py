@@ -1308,6 +1308,22 @@ def test_locals_naming_tensors_the_run_decides_are_explained():
         parir.print_compiled(swapped_in_kernel, args, spec)
 
     @parir.jit
+    def swapped_in_gpu_while(a, b, N, residual):
+        # Numba's laplace2d: the loop reads a residual that the GPU computes.
+        src, dst = a, b
+        with parir.gpu:
+            while residual[0] > 1e-3:
+                parir.label("i")
+                for i in range(N):
+                    dst[i] = 0.5 * src[i]
+                residual[0] = residual[0] * 0.5
+                src, dst = dst, src
+
+    with pytest.raises(parir.ParirError, match=r"inside a labelled loop or `with parir\.gpu:`.*"
+                                               r"two steps an iteration"):
+        parir.print_compiled(swapped_in_gpu_while, args + [torch.ones(1)], spec)
+
+    @parir.jit
     def tensor_or_number(a, b, N):
         src = a
         parir.label("i")
