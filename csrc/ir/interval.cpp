@@ -118,4 +118,13 @@ std::optional<Range> range_of(const ExprPtr& e, const RangeEnv& env) {
   return r->range;
 }
 
+std::optional<Range> loop_variable_range(int64_t lo, int64_t hi, int64_t step) {
+  Wide span = step > 0 ? Wide(hi) - lo : Wide(lo) - hi;
+  Wide step_size = step > 0 ? Wide(step) : -Wide(step);
+  Wide trips = span <= 0 ? 0 : (span + step_size - 1) / step_size;
+  if (trips == 0) return std::nullopt;
+  int64_t last = static_cast<int64_t>(lo + (trips - 1) * Wide(step));
+  return Range{std::min(lo, last), std::max(lo, last), true};
+}
+
 }  // namespace parir

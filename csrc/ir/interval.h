@@ -29,4 +29,8 @@ using RangeEnv = std::map<std::string, Range>;
 // variables, each used once, by +, -, * by a constant, // by a positive constant, min and max.
 std::optional<Range> range_of(const ExprPtr& e, const RangeEnv& env);
 
+// The values the variable of a loop over range(lo, hi, step) takes (step not 0): exact, from the
+// first to the last; nullopt when the loop never runs.
+std::optional<Range> loop_variable_range(int64_t lo, int64_t hi, int64_t step);
+
 }  // namespace parir

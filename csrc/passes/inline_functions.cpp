@@ -150,11 +150,11 @@ void check_returns(const Function& g, const Body& body, bool at_end) {
   }
 }
 
-// How many values every path through the body returns at its end: 0 (none: a bare `return` or
-// none at all), 1, or the size of a returned tuple. Paths that disagree are an error.
-// How many values a call returns (`return g(x)` returns what g returns).
+// How many values a call returns (for `return g(x)`, which returns what g returns).
 using ValuesOfCall = std::function<size_t(const CallFunction&)>;
 
+// How many values every path through the body returns at its end: 0 (none: a bare `return` or
+// none at all), 1, or the size of a returned tuple. Paths that disagree are an error.
 size_t returned_values(const Function& g, const Body& body, const ValuesOfCall& of_call) {
   if (body.empty()) return 0;
   const StmtPtr& s = body.back();
@@ -256,36 +256,28 @@ class Inliner : public IRMutator {
     return name;
   }
 
+  // What `name` calls from inside `caller`, or null where it names nothing parir can call.
+  const Callee* callee_of(const Function* caller, const std::string& name) const {
+    auto env = table_.find(caller);
+    if (env == table_.end()) return nullptr;
+    auto it = env->second.find(name);
+    return it == env->second.end() ? nullptr : &it->second;
+  }
+
   // The values g returns: its tuple's size, 1 for one value (an external's included), and
   // for `return h(x)` what h returns. A cycle of such returns counts as one value here; inlining
   // reports the recursion.
-  size_t values_returned(const Function& g) const {
-    std::set<const Function*> seen;
-    ValuesOfCall of_call;
-    const Function* in = &g;
-    of_call = [&](const CallFunction& c) -> size_t {
-      auto env = table_.find(in);
-      if (env == table_.end()) return 1;
-      auto it = env->second.find(c.name);
-      if (it == env->second.end() || !it->second.function ||
-          seen.count(it->second.function.get()))
-        return 1;
-      const Function* h = it->second.function.get();
-      seen.insert(h);
-      const Function* outer = in;
-      in = h;
-      size_t n = returned_values(*h, h->body, of_call);
-      in = outer;
-      return n;
-    };
+  size_t values_returned(const Function& g, std::set<const Function*>& seen) const {
     seen.insert(&g);
-    return returned_values(g, g.body, of_call);
+    return returned_values(g, g.body, [&](const CallFunction& c) -> size_t {
+      const Callee* h = callee_of(&g, c.name);
+      if (!h || !h->function || seen.count(h->function.get())) return 1;
+      return values_returned(*h->function, seen);
+    });
   }
 
   const Callee& resolve(const CallFunction& call) const {
-    auto env = table_.find(env_);
-    if (env != table_.end())
-      if (auto it = env->second.find(call.name); it != env->second.end()) return it->second;
+    if (const Callee* c = callee_of(env_, call.name)) return *c;
     error(call.loc, fmt::format("'{}' is not a function parir can call: a jit function may call "
                                 "parir's builtins, Python functions (decorated with @parir.jit "
                                 "or not) and parir.external functions visible from {}()",
@@ -388,7 +380,8 @@ class Inliner : public IRMutator {
                                fmt::join(names, ", "), args.size()));
     }
     check_returns(g, g.body, true);
-    const size_t returned = values_returned(g);
+    std::set<const Function*> seen;
+    const size_t returned = values_returned(g, seen);
     if (wanted > 0 && returned == 0)
       error(n.loc, fmt::format("{}() returns no value, but its result is used here", g.name));
     if (wanted == 1 && returned > 1)

@@ -147,9 +147,11 @@ class Simplify : public IRMutator {
     const RangeEnv saved = ranges_;
     auto lo = mutate(n->lo)->as<IntImm>(), hi = mutate(n->hi)->as<IntImm>();
     auto step = mutate(n->step)->as<IntImm>();
-    if (lo && hi && step && step->value > 0 && hi->value > lo->value &&
-        !assigned_names(n->body).count(n->var))
-      ranges_[n->var] = Range{lo->value, hi->value - 1, step->value == 1};
+    std::optional<Range> r;
+    if (lo && hi && step && step->value > 0 && !assigned_names(n->body).count(n->var))
+      r = loop_variable_range(lo->value, hi->value, step->value);
+    if (r)
+      ranges_[n->var] = *r;
     else
       ranges_.erase(n->var);
     StmtPtr out = IRMutator::mutate_node(n, self);
@@ -251,28 +253,21 @@ class Simplify : public IRMutator {
     if (ranges_.empty()) return std::nullopt;
     std::optional<Range> x = range_of(a, ranges_), y = range_of(b, ranges_);
     if (!x || !y) return std::nullopt;
+    // Whether the comparison holds for all values (`always`), for none (`never`), or neither.
+    auto decided = [](bool always, bool never) -> std::optional<bool> {
+      if (always) return true;
+      if (never) return false;
+      return std::nullopt;
+    };
     const bool apart = x->hi < y->lo || y->hi < x->lo;
     switch (op) {
-      case BinaryOp::Lt:
-        if (x->hi < y->lo || x->lo >= y->hi) return x->hi < y->lo;
-        break;
-      case BinaryOp::Le:
-        if (x->hi <= y->lo || x->lo > y->hi) return x->hi <= y->lo;
-        break;
-      case BinaryOp::Gt:
-        if (x->lo > y->hi || x->hi <= y->lo) return x->lo > y->hi;
-        break;
-      case BinaryOp::Ge:
-        if (x->lo >= y->hi || x->hi < y->lo) return x->lo >= y->hi;
-        break;
-      case BinaryOp::Eq:
-        if (apart) return false;
-        break;
-      case BinaryOp::Ne:
-        if (apart) return true;
-        break;
-      default:
-        break;
+      case BinaryOp::Lt: return decided(x->hi < y->lo, x->lo >= y->hi);
+      case BinaryOp::Le: return decided(x->hi <= y->lo, x->lo > y->hi);
+      case BinaryOp::Gt: return decided(x->lo > y->hi, x->hi <= y->lo);
+      case BinaryOp::Ge: return decided(x->lo >= y->hi, x->hi < y->lo);
+      case BinaryOp::Eq: return decided(false, apart);
+      case BinaryOp::Ne: return decided(apart, false);
+      default: break;
     }
     return std::nullopt;
   }

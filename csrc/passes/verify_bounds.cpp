@@ -60,12 +60,9 @@ class Verify : public IRMutator {
     auto l = lo->as<IntImm>(), h = hi->as<IntImm>(), s = step->as<IntImm>();
     if (l && h && s && s->value != 0) {
       // Constant bounds: the variable counts through every value of its range.
-      __int128 span = s->value > 0 ? __int128(h->value) - l->value : __int128(l->value) - h->value;
-      __int128 step_size = s->value > 0 ? s->value : -__int128(s->value);
-      __int128 trips = span <= 0 ? 0 : (span + step_size - 1) / step_size;
-      if (trips == 0) return self;  // never runs: nothing in it is reached
-      int64_t last = static_cast<int64_t>(l->value + (trips - 1) * __int128(s->value));
-      env_[n->var] = Range{std::min(l->value, last), std::max(l->value, last), true};
+      std::optional<Range> r = loop_variable_range(l->value, h->value, s->value);
+      if (!r) return self;  // never runs: nothing in it is reached
+      env_[n->var] = *r;
     } else {
       // Bounds known only as ranges: the loop may be empty for some values around it.
       certain_ = false;

@@ -26,8 +26,10 @@ class FindNarrowedLoopVariables : public IRVisitor {
   void visit_node(const For* n) override {
     const RangeEnv saved = env_;
     auto l = n->lo->as<IntImm>(), h = n->hi->as<IntImm>(), s = n->step->as<IntImm>();
-    if (l && h && s && s->value == 1 && l->value < h->value)
-      env_[n->var] = Range{l->value, h->value - 1, true};
+    std::optional<Range> r;
+    if (l && h && s && s->value == 1) r = loop_variable_range(l->value, h->value, 1);
+    if (r)
+      env_[n->var] = *r;
     else
       env_.erase(n->var);
     IRVisitor::visit_node(n);
