@@ -1,10 +1,13 @@
 """From a call to code: the CUDA source of a function specialized to its arguments and options,
 and the runtime program that compiles and launches it."""
 
+import functools
 import os
 import sys
 import tempfile
 import warnings
+
+import torch
 
 from . import _C, arguments, callees
 from ._C import ParirError
@@ -23,13 +26,37 @@ def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
                              f"{len(args)} were given")
     args = [arguments.convert(n, a) for n, a in zip(names, args)]
     described = [arguments.describe(n, a, require_cuda) for n, a in zip(names, args)]
-    source, log, _, notes = _C.compile(fn_ir, described, to_cpp(opts, debug),
-                                       callees.resolve(fn, fn_ir))
+    cpp_opts = to_cpp(opts, debug)
+    cpp_opts.memory_bandwidth_gbps = memory_bandwidth_gbps(target_device(args))
+    source, log, _, notes = _C.compile(fn_ir, described, cpp_opts, callees.resolve(fn, fn_ir))
     if log:
         print(log, file=sys.stdout)
     for note in notes:  # once per specialization: the compiled code is cached
         warnings.warn(note, ParirWarning, stacklevel=caller_level())
     return source
+
+
+def target_device(args):
+    """The index of the GPU the call runs on: its first CUDA tensor's, else the current device's
+    (None without CUDA, where the code is only printed)."""
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_cuda:
+            return a.device.index
+    return torch.cuda.current_device() if torch.cuda.is_available() else None
+
+
+@functools.lru_cache(maxsize=None)
+def memory_bandwidth_gbps(device):
+    """The peak DRAM bandwidth of GPU `device` in GB/s (double data rate: two transfers of the
+    bus's width per memory clock), which the compiler tunes streaming kernels for; 0 when
+    unknown (no GPU here, as where torch.compile traces fake CUDA tensors on a machine without
+    one)."""
+    if device is None or not torch.cuda.is_available():
+        return 0
+    props = torch.cuda.get_device_properties(device)
+    clock_khz = getattr(props, "memory_clock_rate", 0)
+    bus_bits = getattr(props, "memory_bus_width", 0)
+    return int(2 * clock_khz * 1e3 * bus_bits / 8 / 1e9)
 
 
 def caller_level():

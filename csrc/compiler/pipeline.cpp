@@ -180,7 +180,7 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
 
   // Loops that walk a contiguous dimension move 16 bytes per access where aligned.
   if (opts.wide_accesses) {
-    widen_accesses(prog, lowered);
+    widen_accesses(prog, lowered, opts.memory_bandwidth_gbps);
     log.after("widen_accesses", dump(lowered));
     // Rows kept in registers in groups of consecutive elements move a group per access.
     widen_row_groups(prog, lowered);

@@ -58,6 +58,10 @@ struct CompileOptions {
   // Reductions over several blocks combine the blocks' results in a fixed order, through a
   // temporary, instead of atomically (split_multi_block_kernels).
   bool deterministic = false;
+  // The peak DRAM bandwidth of the GPU the code is compiled for, in GB/s (0: compiled without
+  // one, as on a machine with no GPU). Streaming kernels keep more bytes in flight per thread
+  // where memory is faster (widen_accesses).
+  int64_t memory_bandwidth_gbps = 0;
   // Recorded in the launch plan for the runtime: NVRTC include directories and flags, and
   // device libraries to link.
   std::vector<std::string> includes, extra_flags, link_libraries;

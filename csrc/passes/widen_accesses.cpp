@@ -68,8 +68,9 @@ constexpr int64_t kMinWideIterations = 4096;
 class Widener : public IRMutator {
  public:
   Widener(SpecializedFunction& prog, Kernel& k, FreshNames& names, int thread_depth,
-          const NameRegions& regions)
-      : prog_(prog), k_(k), names_(names), thread_depth_(thread_depth), regions_(regions) {}
+          const NameRegions& regions, int64_t memory_bandwidth_gbps)
+      : prog_(prog), k_(k), names_(names), thread_depth_(thread_depth), regions_(regions),
+        memory_bandwidth_gbps_(memory_bandwidth_gbps) {}
 
   int thread_loops = 0;       // thread-level loops seen
   int64_t widened_groups = 0;  // the groups of the last loop widened (0: none)
@@ -98,6 +99,7 @@ class Widener : public IRMutator {
   FreshNames& names_;
   const int thread_depth_;
   const NameRegions& regions_;
+  const int64_t memory_bandwidth_gbps_;
   int depth_ = 0;
   std::set<std::string> outer_vars_;  // of the parallel loops around, that run more than once
 
@@ -258,13 +260,17 @@ class Widener : public IRMutator {
 
   // W for a loop whose contiguous accesses are mostly of `size` bytes: 16 bytes per access,
   // or 8 where a loop that is not a reduction streams several tensors from memory, so that
-  // each thread's group loads about 16 bytes from memory in all. Measured on an H100
-  // (benchmarks/NOTES.md), streaming kernels ran fastest so: axpy and c = a + b 1.5% faster in
-  // 8-byte groups than in 16-byte ones, b = 2 * a 3-6% slower in 8-byte groups. W stays at
-  // least 2 (float64 keeps 16 bytes).
-  static int64_t group_width(int64_t size, bool reduction, size_t tensors_streamed) {
+  // each thread's group loads about 16 bytes from memory in all, unless the GPU's memory is
+  // fast enough to want more bytes in flight. Measured (benchmarks/NOTES.md): on an H100
+  // (3.35 TB/s) streaming kernels ran fastest so, axpy and c = a + b 1.5% faster in 8-byte
+  // groups than in 16-byte ones, b = 2 * a 3-6% slower in 8-byte groups; on an H200
+  // (4.8 TB/s) axpy ran 4% faster in 16-byte groups. W stays at least 2 (float64 keeps 16
+  // bytes).
+  int64_t group_width(int64_t size, bool reduction, size_t tensors_streamed) const {
     const int64_t width = kWideAccessBytes / size;
-    if (reduction || tensors_streamed < 2 || width <= 2) return width;
+    if (reduction || tensors_streamed < 2 || width <= 2 ||
+        memory_bandwidth_gbps_ >= kFastMemoryGbps)
+      return width;
     return kNarrowWideAccessBytes / size;
   }
 
@@ -463,7 +469,7 @@ void fit_threads(Kernel& k, int64_t groups) {
 
 }  // namespace
 
-void widen_accesses(SpecializedFunction& prog, Lowered& lowered) {
+void widen_accesses(SpecializedFunction& prog, Lowered& lowered, int64_t memory_bandwidth_gbps) {
   if (size_in_bytes(prog.int_type) != 8) return;  // loop counters as narrow ints: left alone
   FreshNames names(prog, lowered);
   for (auto& k : lowered.kernels) {
@@ -478,7 +484,7 @@ void widen_accesses(SpecializedFunction& prog, Lowered& lowered) {
     const int loop_depth = k.root->as<GpuBlock>() ? thread_depth - 1 : thread_depth;
     NameRegions regions(loop_depth);
     regions.visit(k.root);
-    Widener widener(prog, k, names, loop_depth, regions);
+    Widener widener(prog, k, names, loop_depth, regions, memory_bandwidth_gbps);
     k.root = widener.mutate(k.root);
     if (widener.thread_loops != 1 || widener.widened_groups == 0) continue;
     fit_threads(k, widener.widened_groups);

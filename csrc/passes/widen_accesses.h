@@ -31,11 +31,15 @@ namespace parir {
 // get a name per element. A loop is left alone when its body holds anything but assignments
 // (branches, loops, calls of externals, atomics, run-time bounds checks), reads a local of its
 // own before assigning it, shares one with code outside the loop, is a scan or an index
-// reduction, or the kernel runs lanes, warps or clusters.
-void widen_accesses(SpecializedFunction& prog, Lowered& lowered);
+// reduction, or the kernel runs lanes, warps or clusters. `memory_bandwidth_gbps` is the GPU's
+// peak DRAM bandwidth (CompileOptions; 0 when unknown), which sets the bytes a streaming
+// loop's group moves (group_width).
+void widen_accesses(SpecializedFunction& prog, Lowered& lowered, int64_t memory_bandwidth_gbps);
 
-// The bytes one wide access moves: 16, or 8 in a loop that streams several tensors.
+// The bytes one wide access moves: 16, or 8 in a loop that streams several tensors on a GPU
+// whose memory is slower than kFastMemoryGbps.
 inline constexpr int64_t kWideAccessBytes = 16;
 inline constexpr int64_t kNarrowWideAccessBytes = 8;
+inline constexpr int64_t kFastMemoryGbps = 4000;
 
 }  // namespace parir

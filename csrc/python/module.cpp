@@ -141,6 +141,7 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("time_tiling", &CompileOptions::time_tiling)
       .def_readwrite("product_tiling", &CompileOptions::product_tiling)
       .def_readwrite("wide_accesses", &CompileOptions::wide_accesses)
+      .def_readwrite("memory_bandwidth_gbps", &CompileOptions::memory_bandwidth_gbps)
       .def_readwrite("half_in_float32", &CompileOptions::half_in_float32)
       .def_readwrite("deterministic", &CompileOptions::deterministic)
       .def_readwrite("use_cuda_thread_block_clusters",

@@ -1,6 +1,6 @@
 """Wide accesses: a thread-level loop that walks a contiguous dimension moves 16 bytes per load
 and store (four float32, two float64, eight float16), or 8 where a loop that is not a reduction
-reads several tensors, where the tensors' data pointers are aligned, and element by element
+reads several tensors on a GPU whose memory is slower than 4 TB/s, where the tensors' data pointers are aligned, and element by element
 where they are not. The code must show it where it applies and
 only there, and the results must be torch's for aligned and misaligned views, every element
 size, row widths that are and are not multiples of the width, and tensors that alias."""
@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import parir_torch as parir
+from parir_torch import build
 from helpers import check_close, without_aligned_copies
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
@@ -99,6 +100,17 @@ def mixed(h, d, N):
         d[i] = d[i] + h[i]
 
 
+real_memory_bandwidth_gbps = build.memory_bandwidth_gbps
+H100_GBPS = 3352  # an H100 SXM's peak: 2 x 2,619 MHz x 5,120 bits
+H200_GBPS = 4915  # an H200's: 2 x 3,201 MHz x 6,144 bits
+
+
+@pytest.fixture(autouse=True)
+def h100_memory(monkeypatch):
+    """The code these tests read is generated for an H100's memory, whatever GPU runs them."""
+    monkeypatch.setattr(build, "memory_bandwidth_gbps", lambda device: H100_GBPS)
+
+
 def spec(n):
     return parir.par({'i': parir.threads(n)})
 
@@ -128,6 +140,36 @@ def test_an_elementwise_loop_reading_two_tensors_moves_8_bytes_and_launches_half
     x, y = torch.empty(1 << 20, dtype=torch.float16), torch.empty(1 << 20, dtype=torch.float16)
     text = code(axpy, (2.0, x, y, 1 << 20), spec(1 << 20))
     assert "parir::aligned<8>(x, y)" in text and "launch axpy grid(1024) block(256)" in text
+
+
+def test_on_faster_memory_an_elementwise_loop_moves_16_bytes(monkeypatch):
+    # An H200's memory wants more bytes in flight per thread: 16-byte groups, a quarter of the
+    # threads.
+    monkeypatch.setattr(build, "memory_bandwidth_gbps", lambda device: H200_GBPS)
+    x, y = torch.empty(1 << 20), torch.empty(1 << 20)
+    text = code(axpy, (2.0, x, y, 1 << 20), spec(1 << 20))
+    assert "parir::aligned<16>(x, y)" in text and "launch axpy grid(1024) block(256)" in text
+    assert re.search(r"parir::load_wide\(x \+ [^,]+, \w+, \w+, \w+, \w+\);", text)
+    # Unknown memory (code printed where there is no GPU) gets the slower memory's groups.
+    monkeypatch.setattr(build, "memory_bandwidth_gbps", lambda device: 0)
+    assert "parir::aligned<8>(x, y)" in code(axpy, (2.0, x, y, 1 << 20), spec(1 << 20))
+
+
+def test_the_memory_bandwidth_is_that_of_the_gpu_the_call_runs_on():
+    assert build.target_device([torch.empty(3), 2.0]) == (
+        torch.cuda.current_device() if torch.cuda.is_available() else None)
+    assert real_memory_bandwidth_gbps(None) == 0
+
+
+@pytest.mark.gpu
+def test_the_memory_bandwidth_of_this_gpu_is_its_datasheets():
+    name = torch.cuda.get_device_name()
+    gbps = real_memory_bandwidth_gbps(torch.cuda.current_device())
+    assert gbps > 0
+    if "H100" in name and "HBM3" in name:
+        assert abs(gbps - H100_GBPS) < 50, gbps
+    elif "H200" in name:
+        assert abs(gbps - H200_GBPS) < 100, gbps
 
 
 def test_a_loop_reading_one_tensor_or_reducing_keeps_16_bytes():
