@@ -12,6 +12,7 @@
 #include "passes/fuse_host_loops.h"
 #include "passes/group_neighbour_rows.h"
 #include "passes/infer_types.h"
+#include "passes/inline_host_values.h"
 #include "passes/keep_host_locals_on_gpu.h"
 #include "passes/keep_rows_on_chip.h"
 #include "passes/load_reduction_targets_early.h"
@@ -114,6 +115,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Fold the constants that specialization exposed.
   simplify(prog);
   log.after("simplify", dump(prog));
+
+  // Floats the host would compute from its loop variables are computed where kernels read them.
+  inline_host_values(prog);
+  log.after("inline_host_values", dump(prog));
 
   // Locals assigned outside the parallel loops live in one-element temporaries on the GPU.
   keep_host_locals_on_gpu(prog);

@@ -340,6 +340,51 @@ def doubling(v, N):
 
 
 @parir.jit
+def driven_decay(x, w, N, steps):
+    # A time step whose forcing the host would compute from the step number.
+    for step in range(steps):
+        phase = math.sin(0.1 * step)
+        amplitude = 0.5 * phase + 0.25
+        parir.label("i")
+        for i in range(N):
+            x[i] = 0.9 * x[i] + amplitude * w[i]
+
+
+@parir.jit
+def two_kernels_a_step(a, b, N, steps):
+    for t in range(steps):
+        dt = 1.0 / (t + 1)
+        k = parir.int32(t * 3)
+        parir.label("i")
+        for i in range(N):
+            a[i] += dt * b[i]
+        parir.label("i")
+        for i in range(N):
+            b[i] = b[i] - k * 0.001 * a[i]
+
+
+@parir.jit
+def read_before_assigned(v, N, steps):
+    # Each step adds the previous step's value: it must outlive the step, on the GPU.
+    previous = 0.0
+    for t in range(steps):
+        if t > 0:
+            parir.label("i")
+            for i in range(N):
+                v[i] += previous
+        previous = 0.5 * t
+
+
+@parir.jit
+def scaled_by_memory(v, N, steps):
+    for t in range(steps):
+        s = v[0] * t
+        parir.label("i")
+        for i in range(N):
+            v[i] += s
+
+
+@parir.jit
 def hillis_steele_scan(x, tmp, N):
     # An inclusive prefix sum as a CUDA port writes its host loop:
     # for (offset = 1; offset < N; offset *= 2) { step<<<...>>>(...); copy<<<...>>>(...); }
@@ -1021,6 +1066,56 @@ def test_a_host_computed_integer_is_an_argument_and_a_float_lives_on_the_gpu():
 
     src = parir.print_compiled(halving, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
     assert "//@ temp s_on_gpu" in src and "s_on_gpu0[0] = (s_on_gpu0[0] * 0.5);" in src
+
+
+def test_a_float_of_the_host_loop_variable_is_computed_by_the_kernels():
+    # Each thread computes dt and k from t: a step launches its two kernels and nothing else.
+    spec = parir.par({"i": parir.threads(40)})
+    spec.time_tiling = False
+    args = [torch.zeros(40), torch.zeros(40), 40, 5]
+    src = parir.print_compiled(two_kernels_a_step, args, spec)
+    assert "_on_gpu" not in src and "grid(1) block(1)" not in src
+    assert "//@ for t in range(0, 5, 1):" in src and src.count("//@   launch ") == 2
+    assert "(1.0 / ((double)(t + 1L)))" in src and "((int32_t)(t * 3L))" in src
+    # Which leaves the steps' kernels such that the loop runs in tiles of time steps.
+    src = parir.print_compiled(two_kernels_a_step, args, parir.par({"i": parir.threads(40)}))
+    assert "label 'time tiles'" in src and "(1.0 / ((double)(t_step" in src
+    src = parir.print_compiled(driven_decay, args, spec)
+    assert "_on_gpu" not in src and "parir::sin((0.10000000000000001 * ((double)step)))" in src
+
+
+def test_host_values_read_before_their_assignment_or_of_memory_stay_on_the_gpu():
+    spec = parir.par({"i": parir.threads(40)})
+    for fn in (read_before_assigned, scaled_by_memory):
+        src = parir.print_compiled(fn, [torch.zeros(40), 40, 5], spec)
+        assert "_on_gpu" in src and "grid(1) block(1)" in src, fn.__name__
+    v = torch.zeros(3)
+    read_before_assigned(v, 3, 4, seq=True)
+    assert v.tolist() == [0.0 + 0.5 + 1.0] * 3
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 33, 1000, 4097])
+def test_floats_of_the_host_loop_variable_match_plain_python(n):
+    g = torch.Generator(device="cuda").manual_seed(n)
+    spec = parir.par({"i": parir.threads(n)})
+    x0, w = torch.rand(n, device="cuda", generator=g) - 0.5, torch.rand(n, device="cuda", generator=g)
+    x, want = x0.clone(), x0.cpu()
+    driven_decay(x, w, n, 37, opts=spec)
+    driven_decay(want, w.cpu(), n, 37, seq=True)
+    torch.testing.assert_close(x.cpu(), want, rtol=1e-5, atol=1e-6)
+    a0, b0 = torch.rand(n, device="cuda", generator=g), torch.rand(n, device="cuda", generator=g)
+    a, b, a_want, b_want = a0.clone(), b0.clone(), a0.cpu(), b0.cpu()
+    two_kernels_a_step(a, b, n, 9, opts=spec)
+    two_kernels_a_step(a_want, b_want, n, 9, seq=True)
+    torch.testing.assert_close(a.cpu(), a_want, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(b.cpu(), b_want, rtol=1e-5, atol=1e-6)
+    for fn in (read_before_assigned, scaled_by_memory):
+        v0 = torch.rand(n, device="cuda", generator=g)
+        v, v_want = v0.clone(), v0.cpu()
+        fn(v, n, 6, opts=spec)
+        fn(v_want, n, 6, seq=True)
+        torch.testing.assert_close(v.cpu(), v_want, rtol=1e-5, atol=1e-6, msg=fn.__name__)
 
 
 def test_updates_beside_the_inner_loops_of_a_reduce_loop_are_atomic():
