@@ -41,6 +41,9 @@ std::string expr_text(const ExprPtr& e) { return to_string(RenameVars(identifier
 void print_steps(const std::vector<PlanStep>& steps, int indent, std::string& out,
                  bool bare = false) {
   std::string pad = bare ? "" : "//@ " + std::string(indent * 2, ' ');
+  // A loop or branch whose body does nothing on the host (its statements all folded away)
+  // still needs an indented line, as in Python.
+  if (steps.empty() && indent > 0 && !bare) out += pad + "pass\n";
   for (const auto& s : steps) {
     switch (s.kind) {
       case PlanStep::Kind::For:
@@ -475,7 +478,9 @@ class StepParser {
     while (i_ < lines_.size() && lines_[i_].indent >= indent) {
       const Line& l = lines_[i_];
       if (l.indent != indent) bad(l, "unexpected indentation");
-      if (l.text.rfind("launch ", 0) == 0) {
+      if (l.text == "pass") {
+        ++i_;
+      } else if (l.text.rfind("launch ", 0) == 0) {
         out.push_back(parse_launch(l));
         ++i_;
       } else if (l.text.rfind("persistent launch ", 0) == 0) {
@@ -499,7 +504,8 @@ class StepParser {
         out.push_back(assign_step(l));
         ++i_;
       } else {
-        bad(l, "expected 'for', 'if', 'while', 'NAME = VALUE', 'launch' or 'persistent launch'");
+        bad(l, "expected 'for', 'if', 'while', 'NAME = VALUE', 'launch', 'persistent launch' "
+               "or 'pass'");
       }
     }
     return out;

@@ -24,6 +24,9 @@
 //   //@   launch sort grid(2) block(512) (values, k)
 //   //@   k = k << 1
 //
+// A loop or branch whose body does nothing on the host (`for t in range(3): s = s`, folded
+// away) has the body `pass`, as in Python.
+//
 // A launch may add shared(bytes) and cluster(blocks) after block(...), and after its arguments
 // aligned(KERNEL): the kernel's copy for tensors whose data is 16-byte aligned, launched instead
 // when every tensor argument's is (passes/specialize_aligned_kernels.h). Lines "include DIR",

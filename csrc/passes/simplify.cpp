@@ -240,7 +240,16 @@ class Simplify : public IRMutator {
       return std::make_shared<If>(bool_imm(true, n->loc), std::move(taken), Body{}, n->loc,
                                   n->labels);
     }
-    return IRMutator::mutate_node(n, self);
+    StmtPtr out = IRMutator::mutate_node(n, self);
+    // An if left with nothing to do (`if p > 5: t = t`, its one statement dropped above) whose
+    // condition reads no memory and calls nothing external goes too: the launch plan has no
+    // empty body to print for it.
+    auto i = out->as<If>();
+    if (i && i->then_body.empty() && i->else_body.empty() && i->labels.empty() &&
+        !contains(i->cond, ExprKind::Load) && !contains(i->cond, ExprKind::FlatLoad) &&
+        !contains(i->cond, ExprKind::ExternCall))
+      return nullptr;
+    return out;
   }
 
 

@@ -10,12 +10,12 @@ namespace parir {
 // assignments `s = s` that this leaves), folds an int64 comparison that the constant ranges of
 // the loops around it decide (`i < C.shape[0]` inside `for i in range(C.shape[0])`, the guard
 // CUDA and Numba ports keep), replaces an `if` on a constant condition by the branch taken,
-// and replaces a local that every assignment gives the same constant or
-// expression of constants (`m, n = x.shape`, `scale = 0.5`, `correction = 1.0 - beta1 ** t` at
-// the function's top, `step_div_Cap = step / Cap` at the top of a helper inlined in each step of
-// a host loop) by that value. Keeps generated code and launch plans small and readable, and
-// leaves no such statement to run on the host or as a one-thread kernel. Requires typed IR
-// (infer_types).
+// drops an `if` left with nothing to do whose condition reads no memory, and replaces a local
+// that every assignment gives the same constant or expression of constants (`m, n = x.shape`,
+// `scale = 0.5`, `correction = 1.0 - beta1 ** t` at the function's top, `step_div_Cap = step /
+// Cap` at the top of a helper inlined in each step of a host loop) by that value. Keeps
+// generated code and launch plans small and readable, and leaves no such statement to run on
+// the host or as a one-thread kernel. Requires typed IR (infer_types).
 void simplify(SpecializedFunction& prog);
 
 ExprPtr simplify(const ExprPtr& e);

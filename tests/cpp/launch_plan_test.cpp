@@ -156,6 +156,32 @@ TEST(LaunchPlan, HostLocalsAndWhileLoopsRoundTripAndRun) {
             (std::vector<std::string>{"2/1", "4/2", "4/1", "8/4", "8/2", "8/1"}));
 }
 
+// A loop and a branch whose bodies do nothing on the host (their statements folded away).
+TEST(LaunchPlan, EmptyBodiesArePassAndRoundTrip) {
+  LaunchPlan plan = parse_plan(R"(#include "parir.h"
+//@ parir.plan folded
+//@ param v float32[8] strides(1) inout
+//@ for t in range(0, 3, 1):
+//@   pass
+//@ for u in range(0, 4, 1):
+//@   if u > 1:
+//@     pass
+//@   else:
+//@     launch folded grid(1) block(32) (v, u)
+)");
+  const std::string printed = print_plan(plan);
+  EXPECT_NE(printed.find("//@ for t in range(0, 3, 1):\n//@   pass\n"), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("//@   if (u > 1):\n//@     pass\n//@   else:\n"), std::string::npos)
+      << printed;
+  EXPECT_EQ(print_plan(parse_plan(printed)), printed);
+  std::vector<std::string> launches;
+  run_plan(plan, [&](const PlanStep& s, const HostEnv& env) {
+    launches.push_back(fmt::format("{}@{}", s.kernel, env.value("u")));
+  });
+  EXPECT_EQ(launches, (std::vector<std::string>{"folded@0", "folded@1"}));
+}
+
 TEST(LaunchPlan, HostExpressionsWithCallsConversionsAndConditionals) {
   LaunchPlan plan = parse_plan(R"(#include "parir.h"
 //@ parir.plan e

@@ -8,7 +8,7 @@ import math
 from gen_base import LONG_SIZES, SIZES, Loop, Scope
 from gen_statements import StatementGenerator
 from gen_values import (DTYPES, FLOATS, INT_BITS, INT_RANGE, INTS, PRECISION, Expr, Ty,
-                        _dtype_kind, _fits, _fits_type)
+                        _dtype_kind, _fits, _fits_type, _interval, promote)
 
 
 class NestGenerator(StatementGenerator):
@@ -58,6 +58,31 @@ class NestGenerator(StatementGenerator):
             out[i] = 1 if out[i] <= 2 else self.rng.choice((1, 2))
         return out
 
+    def host_loop_value(self, scope, hv, hn):
+        """`h = <value> * t` (or + t, perhaps under a sine) at the top of a host loop's body, a
+        local of the step number that the nest may read, as a time step computes its
+        forcing: the host computes an integer one, the kernels a float one."""
+        kind = self.rng.choice("fi")
+        e = self.expr(scope, kind, self.rng.randint(1, 2))
+        t = Expr(hv, Ty("int64", True), 0, hn - 1)
+        op = self.rng.choice(["+", "*"])
+        lo, hi = _interval(op, e, t)
+        if lo is None:
+            return
+        ty = promote(e.ty, t.ty)
+        v = Expr(f"({e.code} {op} {hv})", ty, lo, hi, e.exact and ty.kind != "f", e.prec,
+                 e.ops + 1)
+        if kind == "f" and self.rng.random() < 0.5:
+            ty = v.ty if v.ty.kind == "f" else Ty("float64")
+            v = Expr(f"parir.sin({v.code})", ty, -1, 1, False,
+                     min(v.prec, PRECISION.index(ty.name)), v.ops + 1)
+        if not _fits(v):
+            return
+        self.feature("host_loop_value")
+        name = self.local_name("h")
+        self.code.emit(f"{name} = {v.code}")
+        scope.locals[name] = Expr(name, v.ty, v.lo, v.hi, v.exact, v.prec, v.ops)
+
     def nest_map(self):
         """A parallel loop nest of depth 1-3 writing elements: outer loops parallel, inner
         ones parallel (threads of blocks) or sequential; statements between levels run once
@@ -75,6 +100,8 @@ class NestGenerator(StatementGenerator):
             self.code.emit(f"for {hv} in range({hn}):")
             self.code.depth += 1
             scope = scope.child(Loop(hv, 0, hn - 1, hn, str(hn), False, indexable=False))
+            if self.rng.random() < 0.5:
+                self.host_loop_value(scope, hv, hn)
         opened = 0
         # Statements between parallel levels write once per block: the loops inside must fit
         # one block, or the other blocks would not see the writes (rejected).

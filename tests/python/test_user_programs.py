@@ -575,6 +575,34 @@ def sign_flips(fabs, N):
             fabs[i] *= (1 - 2 * ((3 % 3) & 1))
 
 
+@parir.jit
+def keep_below(p, q):
+    # Found by the fuzzer: the branch's one statement assigns t to itself and folds away.
+    t = p * 2
+    if 5 > p:
+        t = t
+    return t
+
+
+@parir.jit
+def folded_branch_in_a_step(v, N):
+    for t in range(3):
+        h = keep_below(-t, v) + t
+        parir.label("i")
+        for i in range(N):
+            v[i] += h
+
+
+@parir.jit
+def folded_loop(v, N):
+    s = 1
+    for t in range(3):
+        s = s
+    parir.label("i")
+    for i in range(N):
+        v[i] += s + 2
+
+
 def _cases(device, n=33, m=31):
     g = torch.Generator().manual_seed(5)
     r = lambda *s: torch.randn(*s, generator=g).to(device)  # noqa: E731
@@ -1066,6 +1094,26 @@ def test_a_host_computed_integer_is_an_argument_and_a_float_lives_on_the_gpu():
 
     src = parir.print_compiled(halving, [torch.zeros(4), 4], parir.par({"i": parir.threads(4)}))
     assert "//@ temp s_on_gpu" in src and "s_on_gpu0[0] = (s_on_gpu0[0] * 0.5);" in src
+
+
+FOLDED_HOST_CODE = [(folded_branch_in_a_step, -3.0), (folded_loop, 3.0)]
+
+
+@pytest.mark.parametrize("fn, want", FOLDED_HOST_CODE)
+def test_host_code_whose_body_folds_away_has_a_plan_the_runtime_reads(fn, want):
+    src = parir.print_compiled(fn, [torch.zeros(8), 8], parir.par({"i": parir.threads(8)}))
+    _C.Program(src)  # what a call reads before it launches anything
+    v = torch.zeros(8)
+    fn(v, 8, seq=True)
+    assert v.tolist() == [want] * 8
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fn, want", FOLDED_HOST_CODE)
+def test_host_code_whose_body_folds_away_runs(fn, want):
+    v = torch.zeros(8, device="cuda")
+    fn(v, 8, opts=parir.par({"i": parir.threads(8)}))
+    assert v.tolist() == [want] * 8
 
 
 def test_a_float_of_the_host_loop_variable_is_computed_by_the_kernels():
