@@ -72,6 +72,22 @@ bool mentions(const ExprPtr& e, const std::set<std::string>& vars) {
   return m.found;
 }
 
+bool pure_of(const ExprPtr& e, const std::set<std::string>& variables) {
+  if (e->as<IntImm>() || e->as<FloatImm>() || e->as<BoolImm>()) return true;
+  if (auto v = e->as<Var>()) return variables.count(v->name) > 0;
+  if (auto u = e->as<Unary>()) return pure_of(u->a, variables);
+  if (auto b = e->as<Binary>()) return pure_of(b->a, variables) && pure_of(b->b, variables);
+  if (auto c = e->as<Cast>()) return pure_of(c->a, variables);
+  if (auto s = e->as<Select>())
+    return pure_of(s->cond, variables) && pure_of(s->a, variables) && pure_of(s->b, variables);
+  if (auto c = e->as<Call>()) {
+    for (const auto& a : c->args)
+      if (!pure_of(a, variables)) return false;
+    return true;
+  }
+  return false;
+}
+
 bool contains_parallel_code(const Body& body, bool gpu_blocks) {
   FindParallel f(gpu_blocks);
   f.visit(body);

@@ -14,6 +14,11 @@ namespace parir {
 // Does the expression read one of these variables?
 bool mentions(const ExprPtr& e, const std::set<std::string>& vars);
 
+// Is the expression made of constants, the given variables, arithmetic and the math library
+// alone (no other variable, no memory, no call of a user's or external function)? Then it
+// gives the same value wherever those variables have the same values.
+bool pure_of(const ExprPtr& e, const std::set<std::string>& variables);
+
 // Does the body contain a parallel loop (or, with gpu_blocks, a `with parir.gpu:` block)?
 bool contains_parallel_code(const Body& body, bool gpu_blocks);
 

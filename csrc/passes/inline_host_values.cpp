@@ -70,26 +70,6 @@ class ReadByHost : public IRVisitor {
   int parallel_depth_ = 0;
 };
 
-// Whether the expression is made of constants, the given loop variables, arithmetic and the
-// math library alone: it gives the same value wherever those variables have the same values.
-bool of_loop_variables(const ExprPtr& e, const std::set<std::string>& loop_variables) {
-  if (e->as<IntImm>() || e->as<FloatImm>() || e->as<BoolImm>()) return true;
-  if (auto v = e->as<Var>()) return loop_variables.count(v->name) > 0;
-  if (auto u = e->as<Unary>()) return of_loop_variables(u->a, loop_variables);
-  if (auto b = e->as<Binary>())
-    return of_loop_variables(b->a, loop_variables) && of_loop_variables(b->b, loop_variables);
-  if (auto c = e->as<Cast>()) return of_loop_variables(c->a, loop_variables);
-  if (auto s = e->as<Select>())
-    return of_loop_variables(s->cond, loop_variables) && of_loop_variables(s->a, loop_variables) &&
-           of_loop_variables(s->b, loop_variables);
-  if (auto c = e->as<Call>()) {
-    for (const auto& a : c->args)
-      if (!of_loop_variables(a, loop_variables)) return false;
-    return true;
-  }
-  return false;
-}
-
 class InlineHostValues {
  public:
   explicit InlineHostValues(SpecializedFunction& prog) : prog_(prog) {
@@ -154,7 +134,7 @@ class InlineHostValues {
     auto binding = bindings_.find(v->name);
     // (Its one binding is `a`, or the copy of it that an earlier substitution made.)
     if (binding == bindings_.end() || binding->second.size() != 1 || !binding->second.front() ||
-        !of_loop_variables(a.value, loops))
+        !pure_of(a.value, loops))
       return std::nullopt;
     for (const auto& loop_variable : loops) {
       auto b = bindings_.find(loop_variable);

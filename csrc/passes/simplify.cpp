@@ -317,28 +317,11 @@ class SubstituteConstants : public IRMutator {
   const std::map<std::string, ExprPtr>& values_;
 };
 
-// Whether the expression is made of constants, arithmetic and the math library alone: no
-// variable, no memory, no call of a user's or external function.
-bool of_constants_only(const ExprPtr& e) {
-  if (e->as<IntImm>() || e->as<FloatImm>() || e->as<BoolImm>()) return true;
-  if (auto u = e->as<Unary>()) return of_constants_only(u->a);
-  if (auto b = e->as<Binary>()) return of_constants_only(b->a) && of_constants_only(b->b);
-  if (auto c = e->as<Cast>()) return of_constants_only(c->a);
-  if (auto s = e->as<Select>())
-    return of_constants_only(s->cond) && of_constants_only(s->a) && of_constants_only(s->b);
-  if (auto c = e->as<Call>()) {
-    for (const auto& a : c->args)
-      if (!of_constants_only(a)) return false;
-    return true;
-  }
-  return false;
-}
-
 // The one constant value that every binding of a local gives it, by name: assignments all of
 // an expression of constants only, of the local's type, with the same text, and no label.
 std::map<std::string, ExprPtr> constant_locals(const Body& body) {
   auto constant = [](const Assign* a) {
-    return a && a->labels.empty() && of_constants_only(a->value) &&
+    return a && a->labels.empty() && pure_of(a->value, {}) &&
            a->value->type == a->target->type;
   };
   std::map<std::string, ExprPtr> values;
