@@ -21,8 +21,8 @@ import torch.nn.functional as F
 
 import parir_torch as parir
 import triton_kernels
-from kernels import (axpy, col_sums, col_sums_slice, layer_norm, rms_norm, row_max, softmax_rows,
-                     stencil_2d, sum_rows_reduce, total_sum)
+from kernels import (axpy, col_sums, col_sums_slice, layer_norm, rms_norm, row_max, row_sums_slice,
+                     softmax_rows, stencil_2d, sum_rows_reduce, total_sum)
 from timing import relative_error, time_runs
 
 # Every kernel here must reach 90% of the measured copy bandwidth and be at least as fast as
@@ -51,7 +51,12 @@ def cases(quick):
     return [
         ("axpy", "memory", lambda t: _axpy(n, t)),
         ("row sum", "reduction", lambda t: _row_sum(N, M, t)),
-        ("row max", "reduction", lambda t: _row_max(N, M, t)),
+        ("row sum (slice)", "reduction",
+         lambda t: _per_row(row_sums_slice, torch_row_sum, triton_kernels.row_sum,
+                            lambda x: x.sum(1), N, M, t)),
+        ("row max", "reduction",
+         lambda t: _per_row(row_max, torch_row_max, triton_kernels.row_max,
+                            lambda x: x.amax(1), N, M, t)),
         ("column sum (two phases)", "reduction", lambda t: _col_sum(N, M, t)),
         ("column sum (slice)", "reduction", lambda t: _col_sum_slice(N, M, t)),
         ("full sum", "reduction", lambda t: _full_sum(N * M, t)),
@@ -155,13 +160,14 @@ def _row_sum(N, M, t):
                 reference=t.reference(lambda: x.double().sum(1)))
 
 
-def _row_max(N, M, t):
+def _per_row(kernel, torch_version, triton_version, reference, N, M, t):
+    """A kernel that writes one value per row of x into y, a thread level over each row."""
     x, y = t.rand(N, M), t.empty(N)
     opts = parir.par({'N': parir.threads(N), 'M': parir.threads(1024)})
-    return dict(call=(row_max, (x, y, N, M), opts), result=y, shape=f"{N}x{M}",
-                bytes=(N * M + N) * 4, torch=(torch_row_max, (x,)),
-                triton=lambda: triton_kernels.row_max(x),
-                reference=t.reference(lambda: x.double().amax(1)))
+    return dict(call=(kernel, (x, y, N, M), opts), result=y, shape=f"{N}x{M}",
+                bytes=(N * M + N) * 4, torch=(torch_version, (x,)),
+                triton=lambda: triton_version(x),
+                reference=t.reference(lambda: reference(x.double())))
 
 
 def _col_sum(N, M, t):

@@ -13,6 +13,10 @@ from gen_values import FLOATS, PRECISION, Expr, Ty, _init_range
 
 SIZES = (1, 2, 31, 32, 33, 64, 100)
 LONG_SIZES = (4099, 4101, 8192, 8195)
+# Row counts that make the compiler lay short rows out for many rows (a warp per row from 8,192
+# rows, fewer threads a row where rows x threads fill the GPU): the plain Python run of such a
+# nest is slow, so its rows stay short.
+MANY_ROWS = (8192, 8195)
 THREADS = (1, 2, 31, 32, 33, 64, 100, 128, 257, 1000, 1024, 2048, 5000)
 TPB = (32, 64, 96, 128, 256, 512, 1024)
 
@@ -95,6 +99,10 @@ class GeneratorBase:
     def __init__(self, seed, names="ordinary", gpu_sized=False):
         self.seed = seed
         self.rng = random.Random(seed)
+        # Draws for rarely taken shapes, apart from `rng`, so that adding one changes only the
+        # programs that take it.
+        self.rare_rng = random.Random(f"rare {seed}")
+        self.many_rows = 0      # the row count of a nest over many short rows, until labelled
         self.names_mode = names
         self.names = Names(self.rng, names)
         self.gpu_sized = gpu_sized
@@ -286,6 +294,12 @@ class GeneratorBase:
         if kind == "seq":
             return name
         n = threads if threads is not None else self.rng.choice(THREADS)
+        if threads is None and self.many_rows and kind == "par" and not fits_block:
+            # The first such label after the rows were drawn, the outer loop's in every nest
+            # that draws them: mostly a thread a row, as parir.threads(N) over N rows asks.
+            if self.rare_rng.random() < 0.8:
+                n = self.many_rows
+            self.many_rows = 0
         tpb = None
         if self.tpb_used and self.rng.random() < 0.5:
             # One block size per program: loops of one kernel with different block sizes

@@ -5,7 +5,7 @@ stencils and matrix products.
 
 import math
 
-from gen_base import LONG_SIZES, SIZES, Loop, Scope
+from gen_base import LONG_SIZES, MANY_ROWS, SIZES, Loop, Scope
 from gen_statements import StatementGenerator
 from gen_values import (DTYPES, FLOATS, INT_BITS, INT_RANGE, INTS, PRECISION, Expr, Ty,
                         _dtype_kind, _fits, _fits_type, _interval, promote)
@@ -43,6 +43,13 @@ class NestGenerator(StatementGenerator):
     def sizes(self, k):
         pool = SIZES if self.gpu_sized else SIZES + (1000,)
         out = [self.rng.choice(pool) for _ in range(k)]
+        if k >= 2 and self.gpu_sized and self.rare_rng.random() < 0.04:
+            # Many short rows: the outermost loop over thousands of rows, the innermost short,
+            # any loops between them of one iteration.
+            self.feature("many_rows")
+            rows, row = self.rare_rng.choice(MANY_ROWS), self.rare_rng.choice((31, 32, 33, 64))
+            self.many_rows = rows
+            return [rows] + [1] * (k - 2) + [row]
         # Keep the plain Python run short: it runs element by element.
         limit, keep = 4000, None
         if self.gpu_sized and self.rng.random() < 0.3:

@@ -23,6 +23,11 @@ a `with parir.gpu:` block, a host loop) drawn from the constructs README.md list
 `features` of a program name the constructs it uses, so a test can skip the programs that
 use a construct whose compilation is known to be wrong.
 
+Sizes stay small, so that the plain Python run is quick, except where the compiler chooses
+its layout by size: now and then an innermost loop of thousands of iterations (`long_loop`,
+16-byte accesses) and, rarely, a nest over 8,192 or 8,195 rows of at most 64 elements whose
+outer label may ask for a thread a row (`many_rows`: a warp a row, fewer threads a row).
+
 The `names` mode picks identifiers: `ordinary` (x0, out1, i2), `awkward` (C++ keywords and
 CUDA builtins, names starting with `parir_`, non-ASCII, names that collide with what the
 compiler generates) or `mixed`.

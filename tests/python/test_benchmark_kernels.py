@@ -46,6 +46,7 @@ def test_roofline_and_overhead_kernels_compile():
         (kernels.col_sums, [x, torch.ones(4, m), yc, n, m, 4],
          {"R": parir.threads(4), "M": parir.threads(m)}),
         (kernels.col_sums_slice, [x, yc, n, m], {"M": parir.threads(m), "N": parir.threads(32)}),
+        (kernels.row_sums_slice, [x, y, n, m], {"N": parir.threads(n), "M": parir.threads(32)}),
         (kernels.total_sum, [flat, one, n * m], {"i": parir.threads(2048).reduce()}),
         (kernels.row_max, [x, y, n, m], {"N": parir.threads(n), "M": parir.threads(32)}),
         (kernels.softmax_rows, [x, x.clone(), n, m], {"N": parir.threads(n), "M": parir.threads(32)}),
