@@ -11,6 +11,7 @@
 #include "passes/flatten_indices.h"
 #include "passes/fuse_host_loops.h"
 #include "passes/group_neighbour_rows.h"
+#include "passes/hoist_invariant_math.h"
 #include "passes/infer_types.h"
 #include "passes/inline_host_values.h"
 #include "passes/keep_host_locals_on_gpu.h"
@@ -203,6 +204,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Blocks that read their neighbours' rows walk a few consecutive rows each.
   group_neighbour_rows(prog, lowered);
   log.after("group_neighbour_rows", dump(lowered));
+
+  // Math of values a loop does not change is computed once before the loop.
+  hoist_invariant_math(prog, lowered);
+  log.after("hoist_invariant_math", dump(lowered));
 
   // A host loop of small kernels becomes, in addition, one persistent kernel.
   if (opts.persistent_loops) {

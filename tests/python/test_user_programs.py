@@ -1132,6 +1132,20 @@ def test_a_float_of_the_host_loop_variable_is_computed_by_the_kernels():
     assert "_on_gpu" not in src and "parir::sin((0.10000000000000001 * ((double)step)))" in src
 
 
+def test_math_of_the_time_step_is_computed_once_a_step_not_once_an_element():
+    # Tiles of 4,096 elements on 1,024 threads: a thread's four elements of a step share one
+    # sine, computed inside the loop over steps and before the loop over the thread's elements.
+    args = [torch.zeros(4096), torch.zeros(4096), 4096, 1000]
+    src = parir.print_compiled(driven_decay, args, parir.par({"i": parir.threads(4096)}))
+    for kernel in src.split('extern "C"')[1:]:
+        assert kernel.count("parir::sin(") == 1
+        step_loop = kernel.index("for (int64_t step_step")
+        sine = kernel.index("parir::sin(")
+        element_loop = kernel.index("label 'i': parallel over 1024 threads")
+        assert step_loop < sine < element_loop
+        assert kernel[sine:element_loop].count(";") == 1
+
+
 def test_host_values_read_before_their_assignment_or_of_memory_stay_on_the_gpu():
     spec = parir.par({"i": parir.threads(40)})
     for fn in (read_before_assigned, scaled_by_memory):
@@ -1143,7 +1157,7 @@ def test_host_values_read_before_their_assignment_or_of_memory_stay_on_the_gpu()
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n", [1, 33, 1000, 4097])
+@pytest.mark.parametrize("n", [1, 33, 1000, 4096, 4097])
 def test_floats_of_the_host_loop_variable_match_plain_python(n):
     g = torch.Generator(device="cuda").manual_seed(n)
     spec = parir.par({"i": parir.threads(n)})
