@@ -111,6 +111,12 @@ ExprPtr var(const std::string& name, Loc l, Type t) { return std::make_shared<Va
 ExprPtr binary(BinaryOp op, ExprPtr a, ExprPtr b, Loc l, Type t) {
   return std::make_shared<Binary>(op, std::move(a), std::move(b), t, l);
 }
+StmtPtr with_body(const For& loop, Body body) {
+  auto f = std::make_shared<For>(loop.var, loop.lo, loop.hi, loop.step, std::move(body), loop.loc,
+                                 loop.labels, loop.par, loop.reduction);
+  f->unroll = loop.unroll;
+  return f;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Printing, in Python syntax with types shown on casts only.

@@ -678,6 +678,9 @@ ExprPtr float_imm(double v, Loc l = {}, Type t = {ScalarType::F64, true});
 ExprPtr bool_imm(bool v, Loc l = {});
 ExprPtr var(const std::string& name, Loc l = {}, Type t = {});
 ExprPtr binary(BinaryOp op, ExprPtr a, ExprPtr b, Loc l = {}, Type t = {});
+// The loop with another body; everything else about it (range, labels, parallelism,
+// reduction, unrolling) kept.
+StmtPtr with_body(const For& loop, Body body);
 
 // A name as the user wrote it: the compiler's "d.k" for the entry d['k'] of a dict argument.
 std::string display_name(const std::string& name);

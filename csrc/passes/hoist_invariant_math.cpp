@@ -58,13 +58,6 @@ class ReplaceInvariantMath : public IRMutator {
   }
 };
 
-bool same_statements(const Body& a, const Body& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
 class HoistInvariantMath : public IRMutator {
  public:
   HoistInvariantMath(SpecializedFunction& prog, Kernel& k, FreshNames& names)
@@ -93,14 +86,8 @@ class HoistInvariantMath : public IRMutator {
       const bool added = !f->par && invariant_.insert(f->var).second;
       loop_body = mutate(loop_body);
       if (added) invariant_.erase(f->var);
-      if (replace.assignments.empty() && same_statements(loop_body, f->body)) {
-        out.push_back(s);  // unchanged: shared with the input, as IRMutator shares subtrees
-        continue;
-      }
-      auto loop = std::make_shared<For>(f->var, f->lo, f->hi, f->step, std::move(loop_body),
-                                        f->loc, f->labels, f->par, f->reduction);
-      loop->unroll = f->unroll;
-      out.push_back(std::move(loop));
+      // Unchanged (the same statements), the loop stays shared with the input.
+      out.push_back(loop_body == f->body ? s : with_body(*f, std::move(loop_body)));
     }
     return out;
   }

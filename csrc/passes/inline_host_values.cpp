@@ -101,11 +101,8 @@ class InlineHostValues {
         }
       } else if (auto f = s->as<For>(); f && !f->par) {
         const bool added = loop_variables.insert(f->var).second;
-        auto loop = std::make_shared<For>(f->var, f->lo, f->hi, f->step,
-                                          rewrite(f->body, loop_variables), f->loc, f->labels,
-                                          f->par, f->reduction);
-        loop->unroll = f->unroll;
-        if (added) loop_variables.erase(loop->var);
+        StmtPtr loop = with_body(*f, rewrite(f->body, loop_variables));
+        if (added) loop_variables.erase(f->var);
         out[k] = std::move(loop);
       } else if (auto i = s->as<If>()) {
         out[k] = std::make_shared<If>(i->cond, rewrite(i->then_body, loop_variables),

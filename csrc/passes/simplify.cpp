@@ -246,8 +246,7 @@ class Simplify : public IRMutator {
     // empty body to print for it.
     auto i = out->as<If>();
     if (i && i->then_body.empty() && i->else_body.empty() && i->labels.empty() &&
-        !contains(i->cond, ExprKind::Load) && !contains(i->cond, ExprKind::FlatLoad) &&
-        !contains(i->cond, ExprKind::ExternCall))
+        !touches_memory(out))
       return nullptr;
     return out;
   }
