@@ -197,6 +197,10 @@ def remainder(a, b):
 def where(condition, a, b):
     """parir.where(c, a, b): a if c else b, in the promoted type of a and b."""
     dtype, weak = _promote(a, b)
+    if isinstance(condition, _torch.Tensor) and condition.dim() > 0:
+        # Slices (`y[:] = parir.where(x[:] >= 0.0, x[:], 0.0)`): element by element.
+        return _torch.where(condition.to(_torch.bool), _torch.as_tensor(a, dtype=dtype),
+                            _torch.as_tensor(b, dtype=dtype))
     v = a if condition else b
     if not weak:
         return v.to(dtype) if isinstance(v, _torch.Tensor) else _torch.tensor(v, dtype=dtype)

@@ -52,8 +52,10 @@ def compiler_aliases(fn):
 
 def compiler_constants(fn):
     """{name: number} of the module-level (or closed-over) numbers `fn` reads: Python bools,
-    ints and floats, and NumPy scalars as their Python values. Its code reads them as
-    constants, frozen at the time it is captured, as Numba freezes globals."""
+    ints and floats, NumPy integer scalars as (value, dtype name), which the compiler types as
+    that dtype (`PRIME = np.uint32(0x9E3779B1)` is a uint32, as Numba types it), and NumPy's
+    other scalars as their Python values (an np.float64 is a Python float). Its code reads them
+    as constants, frozen at the time it is captured, as Numba freezes globals."""
     own = set(fn.__code__.co_varnames)
     used = set(fn.__code__.co_names) | set(fn.__code__.co_freevars)
     out = {}
@@ -63,7 +65,10 @@ def compiler_constants(fn):
             if name in own:
                 continue
             if type(value).__module__ == "numpy" and getattr(value, "shape", None) == ():
-                value = value.item()  # np.float64(0.5), np.int32(3)
+                if value.dtype.kind in "iu":
+                    out[name] = (value.item(), str(value.dtype))  # np.int32(3)
+                    continue
+                value = value.item()  # np.float64(0.5), np.bool_(True)
             if isinstance(value, (bool, int, float)):
                 out[name] = value
     return out

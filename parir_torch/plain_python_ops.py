@@ -32,6 +32,17 @@ _UNSIGNED = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
 _WIDE_UNSIGNED = (torch.uint16, torch.uint32, torch.uint64)
 
 
+def _number(x):
+    """A NumPy scalar (a module-level `PRIME = np.uint32(0x9E3779B1)`) as the compiler reads it
+    (capture.compiler_constants): an integer as a 0-d tensor of its dtype, any other as its
+    Python value; anything else as it is."""
+    if type(x).__module__ != "numpy" or getattr(x, "ndim", None) != 0:
+        return x
+    if x.dtype.kind in "iu":
+        return torch.tensor(x.item(), dtype=getattr(torch, str(x.dtype)))
+    return x.item()
+
+
 def _kind(dtype):
     if dtype == torch.bool:
         return _BOOL
@@ -109,6 +120,7 @@ def _arithmetic(op, name):
     ints_closed = op is not operator.truediv and op is not operator.pow
 
     def apply(a, b):
+        a, b = _number(a), _number(b)
         if isinstance(a, _Tensor):
             dtype, other = a.dtype, b
         elif isinstance(b, _Tensor):
@@ -140,9 +152,29 @@ def _promoted(op, a, b):
         dtype = torch.int64  # bool arithmetic computes in int64, as True + True == 2
     elif op is operator.pow and kind == _INT and type(b) is int and b < 0:
         dtype = torch.float64  # 2 ** -1 == 0.5
+    if dtype == torch.uint64 and op in (operator.floordiv, operator.mod):
+        return _unsigned_division(op, a, b)
     if dtype in _WIDE_UNSIGNED:
         return op(_as_type(a, torch.int64), _as_type(b, torch.int64)).to(dtype)
     return op(_as_type(a, dtype), _as_type(b, dtype))
+
+
+def _unsigned_division(op, a, b):
+    """a // b or a % b in uint64, whose values of 2^63 and more int64 would read as negative:
+    computed by NumPy, which has uint64 division (an integer operand wraps to uint64, as the
+    compiled code converts it)."""
+    import numpy as np
+
+    device = next(x.device for x in (a, b) if isinstance(x, _Tensor))
+
+    def bits(x):
+        if isinstance(x, _Tensor):
+            return x.to(torch.uint64).cpu().numpy()
+        return np.uint64(int(x) & ((1 << 64) - 1))
+
+    with np.errstate(divide="ignore"):
+        result = np.asarray(op(bits(a), bits(b)), dtype=np.uint64)
+    return torch.from_numpy(result).to(device)
 
 
 def _wide_unsigned_operand(a, b):
@@ -166,6 +198,7 @@ def in_unsigned_order(fn, *tensors):
 
 def _bitwise(op, name):
     def apply(a, b):
+        a, b = _number(a), _number(b)
         if not isinstance(a, _Tensor) and not isinstance(b, _Tensor):
             return op(a, b)
         dtype, _ = promote(a, b)
@@ -192,6 +225,7 @@ and_ = _bitwise(operator.and_, "and_")
 
 def _comparison(op, name):
     def apply(a, b):
+        a, b = _number(a), _number(b)
         if not isinstance(a, _Tensor) and not isinstance(b, _Tensor):
             return op(a, b)
         dtype, _ = promote(a, b)
@@ -231,6 +265,7 @@ pow = _arithmetic(operator.pow, "pow")  # noqa: A001 - operator's name
 def neg(a):
     """-a, typed as the compiled code types it: a bool negates as an int64 (-True == -1), and
     uint16-uint64, which torch cannot negate, wrap (-(g & 1) is 0 or all ones)."""
+    a = _number(a)
     if not isinstance(a, _Tensor):
         return -a
     if a.dtype == torch.bool:
@@ -242,6 +277,7 @@ def neg(a):
 
 def invert(a):
     """~a, typed as the compiled code types it (uint16-uint64 have no torch kernel)."""
+    a = _number(a)
     if isinstance(a, _Tensor) and a.dtype in _WIDE_UNSIGNED:
         return (~a.to(torch.int64)).to(a.dtype)
     return ~a

@@ -865,16 +865,29 @@ class Converter {
   }
 
   // A module-level number the function reads (SIGMA = 10.0 above it): its value, typed as the
-  // literal would be.
+  // literal would be; a NumPy integer (value, dtype name) typed as its dtype.
   ExprPtr global_constant(const py::handle& node, const py::object& value) {
     Loc l = loc(node);
+    if (py::isinstance<py::tuple>(value)) {
+      py::object number = value[py::int_(0)];
+      ScalarType type = *scalar_type_from_name(py::str(value[py::int_(1)]));
+      int64_t bits = type == ScalarType::U64 ? static_cast<int64_t>(number.cast<uint64_t>())
+                                             : number.cast<int64_t>();
+      return int_imm(bits, l, Type{type, false});
+    }
     if (py::isinstance<py::bool_>(value)) return bool_imm(value.cast<bool>(), l);
     if (py::isinstance<py::float_>(value)) return float_imm(value.cast<double>(), l);
     try {
       return int_imm(value.cast<int64_t>(), l);
     } catch (const py::cast_error&) {
+    }
+    // 2^63 .. 2^64 - 1 (FNV64_OFFSET = 0xCBF29CE484222325): a uint64, as the literal is.
+    try {
+      return int_imm(static_cast<int64_t>(value.cast<uint64_t>()), l, Type{ScalarType::U64, false});
+    } catch (const py::cast_error&) {
       fail_at(node, fmt::format("the global '{}' holds an integer that does not fit in 64 "
-                                "bits", std::string(py::str(node.attr("id")))));
+                                "bits (int64, or uint64 where it is 2^63 or more)",
+                                std::string(py::str(node.attr("id")))));
     }
   }
 

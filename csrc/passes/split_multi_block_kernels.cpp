@@ -86,11 +86,31 @@ bool spans_blocks(const StmtPtr& kernel, const CompileOptions& opts) {
          (chunked_scan || !(runs_as_cluster(opts, blocks) && contains_reduction(kernel)));
 }
 
+// Whether `body` holds a parallel loop that maps to blocks (one with parallel loops inside),
+// directly or in its sequential loops and ifs.
+bool has_block_level_loop(const Body& body) {
+  for (const auto& s : body) {
+    if (auto f = s->as<For>()) {
+      if (f->par ? contains_parallel_code(f->body, false) : has_block_level_loop(f->body))
+        return true;
+    } else if (auto w = s->as<While>()) {
+      if (has_block_level_loop(w->body)) return true;
+    } else if (auto i = s->as<If>()) {
+      if (has_block_level_loop(i->then_body) || has_block_level_loop(i->else_body)) return true;
+    }
+  }
+  return false;
+}
+
 class KernelCut {
  public:
+  // `thread_level_spans_blocks`: cut at the thread level too (spans_blocks); otherwise only
+  // the bodies that hold loops mapped to blocks are cut, each thread-level body staying whole
+  // in one block, where barriers order its statements.
   KernelCut(SpecializedFunction& p, const CompileOptions& opts, FreshNames& names,
-            const StmtPtr& kernel)
-      : prog_(p), opts_(opts), names_(names), kernel_(kernel) {}
+            const StmtPtr& kernel, bool thread_level_spans_blocks)
+      : prog_(p), opts_(opts), names_(names), kernel_(kernel),
+        thread_level_spans_blocks_(thread_level_spans_blocks) {}
 
   // The kernel's cuts, in order; the kernel itself when it needs no cut.
   Body run() {
@@ -125,6 +145,7 @@ class KernelCut {
   const CompileOptions& opts_;
   FreshNames& names_;
   StmtPtr kernel_;
+  bool thread_level_spans_blocks_;
   std::vector<const For*> enclosing_;   // the parallel loops around the body being cut
 
   // Copies of the parallel loop `f`, one per cut of its body.
@@ -154,6 +175,9 @@ class KernelCut {
   }
 
   std::vector<Segment> cut(const Body& body) {
+    // A body that only one block's threads run needs no cut when the thread level fits in a
+    // block: its barriers order its statements.
+    if (!thread_level_spans_blocks_ && !has_block_level_loop(body)) return {Segment{body}};
     std::vector<Segment> cuts;
     Body repeated;               // the repeatable statements so far, for every later cut
     size_t repeated_in_last = 0;  // how many of them the last cut already has
@@ -197,10 +221,45 @@ class KernelCut {
       } else if (repeatable(s, stored_after[at + 1])) {
         repeated.push_back(s);
       } else {
+        warn_if_unordered(s);
         add(s, !contains_parallel_code(Body{s}, false));
       }
     }
     return cuts;
+  }
+
+  // A sequential loop or an if inside the kernel whose body holds a parallel loop over several
+  // blocks beside other work: every block would have to finish one statement before any
+  // starts the next, which no cut gives inside a loop or a branch. The kernel stays as it is
+  // (each block sees its own writes, which is all that many such loops read); a warning says
+  // what it cannot promise.
+  void warn_if_unordered(const StmtPtr& s) const {
+    std::vector<const Body*> bodies;
+    if (auto f = s->as<For>()) bodies = {&f->body};
+    if (auto w = s->as<While>()) bodies = {&w->body};
+    if (auto i = s->as<If>()) bodies = {&i->then_body, &i->else_body};
+    for (const Body* body : bodies) {
+      int work = 0;
+      bool over_blocks = false;
+      for (const auto& t : *body) {
+        Body one{t};
+        if (contains_parallel_code(one, false) || !stored_tensors(one).empty() ||
+            contains(one, StmtKind::AtomicUpdate))
+          ++work;
+        if (auto f = parallel_loop(t))
+          over_blocks = over_blocks || thread_level_spans_blocks_ ||
+                        contains_parallel_code(f->body, false);
+      }
+      if (work >= 2 && over_blocks)
+        return prog_.warn(
+            s->loc, fmt::format("this {} runs inside a kernel, where the parallel loops in its "
+                                "body run on several thread blocks that cannot wait for each "
+                                "other: a statement sees what the statements before it wrote "
+                                "only in its own block. If it reads what other blocks write, "
+                                "move the {} outside the parallel loops around it",
+                                s->as<If>() ? "if" : "sequential loop",
+                                s->as<If>() ? "if" : "loop"));
+    }
   }
 
   // An index reduction has no temporary to combine blocks through: its loop becomes a kernel
@@ -376,10 +435,11 @@ class SplitKernels : public IRMutator {
       if (!kernel && lone && reduces_in_fixed_order(*lone, opts_)) {
         // A reduction loop that is a kernel by itself: cut as the body of a sequential block.
         StmtPtr block = std::make_shared<GpuBlock>(Body{s}, s->loc, std::vector<std::string>{});
-        for (auto& part : KernelCut(prog_, opts_, names_, block).run()) out.push_back(part);
-      } else if (kernel && spans_blocks(s, opts_)) {
-        for (auto& part : KernelCut(prog_, opts_, names_, s).run()) out.push_back(part);
-      } else if (kernel || parallel_loop(s)) {
+        for (auto& part : KernelCut(prog_, opts_, names_, block, true).run()) out.push_back(part);
+      } else if (kernel) {
+        for (auto& part : KernelCut(prog_, opts_, names_, s, spans_blocks(s, opts_)).run())
+          out.push_back(part);
+      } else if (parallel_loop(s)) {
         out.push_back(s);
       } else if (StmtPtr m = IRMutator::mutate(s)) {
         out.push_back(m);  // host loops and ifs: look inside

@@ -20,6 +20,12 @@ namespace parir {
 // * a scan loop (detect_scans): as two kernels, one storing the total of each block's chunk of
 //   the iterations in a temporary, one scanning each chunk from the totals before it (see
 //   ScanPass in ir/ir.h); the cuts after it read the final running value from a temporary.
+// The bodies one level up are cut the same way, whatever the thread level's size, where they
+// hold a loop that maps to blocks (a parallel loop with parallel loops inside) next to other
+// statements: its iterations run on different blocks, which the statements beside it must wait
+// for. A body that one block runs (the thread level and the statements around it) stays whole.
+// Inside a sequential loop or an if no cut is possible: such a body with a parallel loop over
+// several blocks beside other work gets a warning (its blocks see only their own writes).
 // Block-level statements that only compute locals are repeated at the start of every later
 // cut, so the locals they define are there; they may read what earlier cuts wrote, which is
 // complete by then (a statement that reads a tensor that a later statement writes is not

@@ -1,7 +1,8 @@
 """Kernels cut where their blocks would have to wait for each other: reductions into locals
 over several blocks (through a temporary from the caching allocator), block-level writes
 before a multi-block loop, and consecutive multi-block loops. Compiled on the CPU; run on the
-GPU against torch on random non-zero data, outputs poisoned with NaN."""
+GPU against torch on random non-zero data, outputs poisoned with NaN. Loops mapped to blocks
+(the outer levels of a nest) are cut the same way where other statements sit beside them."""
 
 import math
 
@@ -107,6 +108,57 @@ def repeated_row_sums(x, y, T, N, M):
             y[r] += s
 
 
+# Loops mapped to blocks (the middle level of three) next to each other in a parallel loop's
+# body: the second reads rows that other blocks of the first wrote.
+@parir.jit
+def flip_rows_after_scale(x, tmp, y, P, N, M):
+    parir.label('P')
+    for p in range(P):
+        parir.label('i')
+        for i in range(N):
+            parir.label('j')
+            for j in range(M):
+                tmp[p, i, j] = x[p, i, j] * 2.0
+        parir.label('i')
+        for i in range(N):
+            parir.label('j')
+            for j in range(M):
+                y[p, i, j] = tmp[p, N - 1 - i, j]
+
+
+# A block-level write before a loop mapped to blocks, which all of its blocks update.
+@parir.jit
+def zero_then_add_planes(x, z, P, N, M):
+    parir.label('P')
+    for p in range(P):
+        z[p] = 0.0
+        parir.label('i')
+        for i in range(N):
+            parir.label('j')
+            for j in range(M):
+                parir.atomic_add(z[p], x[p, i, j])
+
+
+# The same siblings in a sequential block (`with parir.gpu:`), whose loops map to blocks.
+@parir.jit
+def flip_rows_in_a_gpu_block(x, tmp, y, N, M):
+    with parir.gpu:
+        parir.label('i')
+        for i in range(N):
+            parir.label('j')
+            for j in range(M):
+                tmp[i, j] = x[i, j] * 2.0
+        parir.label('i')
+        for i in range(N):
+            parir.label('j')
+            for j in range(M):
+                y[i, j] = tmp[N - 1 - i, j]
+
+
+def three_levels(P, N, M):
+    return parir.par({'P': parir.threads(P), 'i': parir.threads(N), 'j': parir.threads(M)})
+
+
 def spec(rows, cols, reduce=True):
     col = parir.threads(cols)
     return parir.par({"row": parir.threads(rows), "col": col.reduce() if reduce else col})
@@ -160,6 +212,66 @@ def test_consecutive_multi_block_loops_run_in_kernels_of_their_own():
     src = parir.print_compiled(copy_then_reverse, [meta(3, 8191)] * 3 + [3, 8191],
                                spec(3, 8191, reduce=False))
     assert len(plan_lines(src, "launch")) == 2
+
+
+def test_sibling_loops_on_blocks_run_in_kernels_of_their_own():
+    src = parir.print_compiled(flip_rows_after_scale, [meta(2, 5, 7)] * 3 + [2, 5, 7],
+                               three_levels(2, 5, 7))
+    assert plan_lines(src, "launch") == [
+        "//@ launch flip_rows_after_scale_0 grid(10) block(32) (x, tmp)",
+        "//@ launch flip_rows_after_scale_1 grid(10) block(32) (tmp, y)"]
+    src = parir.print_compiled(flip_rows_in_a_gpu_block, [meta(5, 7)] * 3 + [5, 7],
+                               three_levels(1, 5, 7))
+    assert len(plan_lines(src, "launch")) == 2
+
+
+def test_block_level_write_before_a_loop_on_blocks_runs_in_a_kernel_of_its_own():
+    src = parir.print_compiled(zero_then_add_planes, [meta(2, 5, 7), meta(2), 2, 5, 7],
+                               three_levels(2, 5, 7))
+    launches = plan_lines(src, "launch")
+    assert [l.split()[3] for l in launches] == ["grid(1)", "grid(10)"], launches
+
+
+def test_loops_on_blocks_each_alone_in_their_body_stay_one_kernel():
+    @parir.jit
+    def scale_planes(x, y, P, N, M):
+        parir.label('P')
+        for p in range(P):
+            parir.label('i')
+            for i in range(N):
+                parir.label('j')
+                for j in range(M):
+                    y[p, i, j] = x[p, i, j] * 2.0
+                parir.label('j')
+                for j in range(M):
+                    y[p, i, j] += x[p, i, M - 1 - j]
+
+    src = parir.print_compiled(scale_planes, [meta(2, 5, 7)] * 2 + [2, 5, 7],
+                               three_levels(2, 5, 7))
+    assert len(plan_lines(src, "launch")) == 1
+
+
+def test_a_sequential_loop_around_sibling_loops_on_blocks_warns():
+    @parir.jit
+    def steps(x, tmp, y, P, N, M):
+        parir.label('P')
+        for p in range(P):
+            for t in range(3):
+                parir.label('i')
+                for i in range(N):
+                    parir.label('j')
+                    for j in range(M):
+                        tmp[p, i, j] = y[p, i, j] + x[p, i, j]
+                parir.label('i')
+                for i in range(N):
+                    parir.label('j')
+                    for j in range(M):
+                        y[p, i, j] = tmp[p, N - 1 - i, j]
+
+    with pytest.warns(parir.ParirWarning, match=r"sequential loop runs inside a kernel, where "
+                                                r"the parallel loops in its body run on several "
+                                                r"thread blocks"):
+        parir.print_compiled(steps, [meta(2, 5, 7)] * 3 + [2, 5, 7], three_levels(2, 5, 7))
 
 
 def test_reduction_under_a_loop_with_changing_bounds_keeps_a_clear_error():
@@ -243,6 +355,27 @@ def test_a_multi_block_loop_sees_all_of_the_loop_before_it(rng):
     y, z = poisoned(n, m), poisoned(n, m)
     copy_then_reverse(x, y, z, n, m, opts=spec(n, m, reduce=False))
     check_close(z, (x * 2).flip(1), "reversed")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("p, n, m", [(2, 5, 7), (3, 33, 31), (1, 1000, 65)])
+def test_sibling_loops_on_blocks_see_all_of_the_loop_before_them(p, n, m, rng):
+    x = rand(p, n, m, gen=rng)
+    tmp, y = poisoned(p, n, m), poisoned(p, n, m)
+    flip_rows_after_scale(x, tmp, y, p, n, m, opts=three_levels(p, n, m))
+    check_close(y, (x * 2).flip(1), "rows flipped across blocks")
+    tmp, y = poisoned(n, m), poisoned(n, m)
+    flip_rows_in_a_gpu_block(x[0], tmp, y, n, m, opts=three_levels(1, n, m))
+    check_close(y, (x[0] * 2).flip(0), "rows flipped across blocks (gpu block)")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("p, n, m", [(2, 5, 7), (3, 200, 33)])
+def test_block_level_write_before_a_loop_on_blocks(p, n, m, rng):
+    x = rand(p, n, m, dtype=torch.float64, gen=rng)
+    z = poisoned(p, dtype=torch.float64)
+    zero_then_add_planes(x, z, p, n, m, opts=three_levels(p, n, m))
+    check_close(z, x.sum((1, 2)), "plane sums")
 
 
 @pytest.mark.gpu

@@ -8,6 +8,7 @@ also compiles through NVRTC without a GPU, so that the GPU tests test the semant
 import inspect
 import traceback
 
+import numpy as np
 import pytest
 import torch
 
@@ -442,3 +443,62 @@ def test_check_passes_where_element_reads_were_views():
     out = torch.zeros(4, device="cuda")
     parir.check(bump_local, t, out, 4, opts=parir.par({'i': parir.threads(4)}))
     assert out.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+# Module constants as a Numba user writes them: NumPy integers keep their dtype, a Python int of
+# 2^63 or more is a uint64, as the literal is.
+PRIME32 = np.uint32(0x9E3779B1)
+FNV64_OFFSET = 0xCBF29CE484222325
+
+
+@parir.jit
+def mix_with_module_constants(b, h32, h64, N):
+    parir.label('N')
+    for i in range(N):
+        h32[i] = b[i] * PRIME32
+        h64[i] = FNV64_OFFSET ^ b[i]
+
+
+def test_numpy_integer_and_uint64_module_constants_are_typed_in_both_runs():
+    b = torch.tensor([1, 255, 7], dtype=torch.uint8)
+    src = parir.print_compiled(mix_with_module_constants,
+                               [b, torch.empty(3, dtype=torch.uint32),
+                                torch.empty(3, dtype=torch.uint64), 3],
+                               parir.par({'N': parir.threads(3)}))
+    assert "2654435761U" in src and "14695981039346656037UL" in src
+    h32, h64 = torch.empty(3, dtype=torch.uint32), torch.empty(3, dtype=torch.uint64)
+    mix_with_module_constants(b, h32, h64, 3, seq=True)
+    assert [int(v) for v in h32] == [(v * 0x9E3779B1) % 2**32 for v in (1, 255, 7)]
+    assert [int(v) % 2**64 for v in h64.view(torch.int64)] == [
+        0xCBF29CE484222325 ^ v for v in (1, 255, 7)]
+
+
+@parir.jit
+def unsigned_quotients(h, rem, quo, N):
+    parir.label('N')
+    for i in range(N):
+        rem[i] = h[i] % 1000
+        quo[i] = h[i] // 10
+
+
+def test_uint64_division_above_two_to_the_63_is_unsigned():
+    values = [2**63, 2**64 - 1, 12345]
+    h = torch.tensor([v - 2**64 if v >= 2**63 else v for v in values],
+                     dtype=torch.int64).view(torch.uint64)
+    rem, quo = torch.empty(3, dtype=torch.uint64), torch.empty(3, dtype=torch.uint64)
+    unsigned_quotients(h, rem, quo, 3, seq=True)
+    assert [int(v) % 2**64 for v in rem.view(torch.int64)] == [v % 1000 for v in values]
+    assert [int(v) % 2**64 for v in quo.view(torch.int64)] == [v // 10 for v in values]
+
+
+@parir.jit
+def relu_of_a_slice(x, y, N):
+    parir.label('N')
+    y[:] = parir.where(x[:] >= 0.0, x[:], 0.0)
+
+
+def test_where_of_slices_is_element_by_element():
+    x = torch.tensor([-1.5, 2.0, 0.0, -0.25, 3.0])
+    y = torch.full((5,), float("nan"))
+    relu_of_a_slice(x, y, 5, seq=True)
+    assert torch.equal(y, x.clamp(min=0.0))
