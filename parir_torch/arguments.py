@@ -243,6 +243,10 @@ def convert(name, a, in_dict=None):
     if isinstance(a, torch.Tensor):
         if a.layout != torch.strided or a.is_nested:
             raise _layout_error(where, a)
+        if a.is_neg():
+            raise ParirTypeError(f"{where} is a negated view (its memory holds the negations of "
+                                 f"its values, as z.conj().imag gives); pass "
+                                 f"{name}.resolve_neg()")
         if type(a) not in KIND_BY_TYPE:
             KIND_BY_TYPE[type(a)] = _cuda_tensor
             _C.register_key_tensor_type(type(a))
@@ -316,7 +320,11 @@ def _is_numpy(a):
 
 
 def _to_numpy_scalar(where, a):
-    t = torch.from_numpy(__import__("numpy").asarray(a))
+    try:
+        t = torch.from_numpy(__import__("numpy").asarray(a))
+    except TypeError:  # np.longdouble, np.datetime64, np.str_: no torch dtype
+        raise ParirTypeError(f"{where} has NumPy type {type(a).__name__}, which parir does not "
+                             f"support") from None
     if t.dtype not in TORCH_DTYPES:
         raise ParirTypeError(f"{where} has NumPy type {type(a).__name__}, which parir does not "
                              f"support")

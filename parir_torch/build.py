@@ -15,11 +15,23 @@ from .errors import ParirTypeError, ParirWarning
 from .options import include_dirs, link_libraries, nvrtc_flags, to_cpp
 
 
+def with_defaults(fn, names, args):
+    """args with the trailing parameters they leave out given their defaults (`def axpy(x, y,
+    N, a=2.0)` called as axpy(x, y, N)), as Python calls it; as they are otherwise."""
+    args = list(args)
+    defaults = getattr(fn, "__defaults__", None) or ()
+    missing = len(names) - len(args)
+    if 0 < missing <= len(defaults):
+        args += defaults[len(defaults) - missing:]
+    return args
+
+
 def compile_source(fn, fn_ir, args, opts, debug=False, require_cuda=True):
     """Generates the CUDA source (with launch plan) of the Python function `fn`, whose IR is
     `fn_ir`, specialized to `args`. Only the launch needs CUDA tensors: with require_cuda=False
     tensors anywhere (CPU, meta) give their dtype, shape and strides."""
     names = fn_ir.params
+    args = with_defaults(fn, names, args)
     if len(args) != len(names):
         raise ParirTypeError(f"{fn_ir.name}() takes {len(names)} argument"
                              f"{'' if len(names) == 1 else 's'} ({', '.join(names)}) but "

@@ -12,7 +12,8 @@ import torch
 from . import arguments, checking, plain_python, recompiles, torch_ops
 from . import _C
 from ._C import ParirError
-from .build import backend_status, compile_source, load_program, with_saved_source
+from .build import (backend_status, compile_source, load_program, with_defaults,
+                    with_saved_source)
 from .capture import function_ir
 from .errors import ParirTypeError, options_type_error
 from .logs import log
@@ -73,6 +74,8 @@ class JitFunction:
         return self._ir
 
     def __call__(self, *args, opts=None, seq=False, debug=False, **unexpected):
+        if len(args) < len(self._names):  # parameters left out take their defaults
+            args = tuple(with_defaults(self.fn, self._names, args))
         # The hot path: the call's key is built, found and launched in C++. Not while Dynamo
         # traces (it would break the graph at the C++ call; the call becomes a graph node below).
         if not (seq or debug or unexpected or _dynamo_is_tracing()):

@@ -74,6 +74,10 @@ class LoopPar:
         nthreads = _as_int(nthreads, "parir.threads needs a non-negative int")
         if nthreads < 0:
             raise ParirValueError(f"parir.threads needs a non-negative int, got {nthreads!r}")
+        if nthreads > _MAX_THREADS:
+            raise ParirValueError(f"parir.threads({nthreads}) asks for more threads than one "
+                                  f"launch can have ({_MAX_THREADS}: CUDA's limit of 2^31 - 1 "
+                                  f"blocks of 1,024 threads)")
         return self._with(nthreads=nthreads)
 
     def reduce(self):
@@ -89,10 +93,10 @@ class LoopPar:
     def tpb(self, tpb):
         """A LoopPar that runs `tpb` threads per block (default 1024, the compiler's
         LoopPar::kDefaultThreadsPerBlock): a multiple of 32, at most 1024 (CUDA's limit)."""
-        what = f"threads per block must be a multiple of 32 in [32, 1024], got {tpb!r}"
+        what = "threads per block must be a multiple of 32 in [32, 1024]"
         tpb = _as_int(tpb, what)
         if tpb < 32 or tpb > 1024 or tpb % 32:
-            raise ParirValueError(what)
+            raise ParirValueError(f"{what}, got {tpb!r}")
         return self._with(tpb=tpb)
 
     @property
@@ -161,6 +165,10 @@ class Field(NamedTuple):
 
 def _flag(value, what):
     return bool(value)
+
+
+# The most threads a launch can have: CUDA's limit of 2^31 - 1 blocks, of at most 1,024 threads.
+_MAX_THREADS = (2 ** 31 - 1) * 1024
 
 
 def _optional_flag(value, what):

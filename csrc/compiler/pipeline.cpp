@@ -19,6 +19,7 @@
 #include "passes/load_reduction_targets_early.h"
 #include "passes/lower_slices.h"
 #include "passes/map_parallelism.h"
+#include "passes/reject_overlapping_outputs.h"
 #include "passes/resolve_tensor_aliases.h"
 #include "passes/simplify.h"
 #include "passes/specialize_aligned_kernels.h"
@@ -128,6 +129,9 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Accesses are checked against the shapes: out of bounds is an error, in bounds is marked.
   verify_bounds(prog, &result.bounds);
   log.after("verify_bounds", dump(prog));
+
+  // Writes to a tensor whose elements share memory (an expanded tensor) would race: an error.
+  reject_overlapping_outputs(prog);
 
   // Writes to data-chosen elements inside parallel loops may race: a warning, not an error.
   warn_racy_writes(prog);

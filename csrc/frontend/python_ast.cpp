@@ -416,9 +416,12 @@ class Converter {
     std::string k = py::str(key.attr("value"));
     // The entry's name splits at its first dot (the dict's name has none), so keys may hold
     // dots, as a state_dict's 'fc1.weight' does.
-    if (k.empty() || k.find('\'') != std::string::npos)
+    // The launch plan's signature line quotes the key and lists arguments between brackets
+    // and commas: a key holding those characters could not be read back.
+    if (k.empty() || k.find_first_of("'\"[](),\n\r") != std::string::npos)
       fail_at(node, fmt::format("the dict key '{}' cannot be used in a parir function; use keys "
-                                "that are not empty and hold no quotes",
+                                "that are not empty and hold no quotes, brackets, parentheses, "
+                                "commas or line breaks",
                                 k));
     return std::string(py::str(base.attr("id"))) + "." + k;
   }

@@ -20,8 +20,13 @@ ExprPtr coerce(const ExprPtr& e, Type t) {
   if (!t.known() || same_scalar(e->type, t)) return e;
   // Constants convert now, as the GPU would convert them.
   if (auto i = e->as<IntImm>()) {
-    if (is_float(t.scalar))
-      return float_imm(convert_float(static_cast<double>(i->value), t.scalar), e->loc, t);
+    if (is_float(t.scalar)) {
+      // A uint64 of 2^63 or more holds its bits in int64: convert its unsigned value.
+      const double v = i->type.scalar == ScalarType::U64
+                           ? static_cast<double>(static_cast<uint64_t>(i->value))
+                           : static_cast<double>(i->value);
+      return float_imm(convert_float(v, t.scalar), e->loc, t);
+    }
     if (is_int(t.scalar)) return int_imm(convert_int(i->value, t.scalar), e->loc, t);
     return bool_imm(i->value != 0, e->loc);
   }

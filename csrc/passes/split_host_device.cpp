@@ -99,10 +99,12 @@ class Splitter {
   std::set<std::string> host_vars_;
   std::vector<StmtPtr> roots_;
 
+  // The warnings so far say why, where the specification's labels match none of the loops'.
   [[noreturn]] void no_parallel_code() {
     fail("{} ({}) has no parallel code: label a for-loop with parir.label('N') and map it with "
-         "opts=parir.par({{'N': parir.threads(n)}}), or wrap the body in `with parir.gpu:`",
-         prog_.name, prog_.source->filename);
+         "opts=parir.par({{'N': parir.threads(n)}}), or wrap the body in `with parir.gpu:`{}",
+         prog_.name, prog_.source->filename,
+         prog_.warnings.empty() ? "" : fmt::format(" ({})", fmt::join(prog_.warnings, "; ")));
   }
 
   void check(const ExprPtr& e, const char* what) { check_on_host(prog_, e, host_vars_, what); }

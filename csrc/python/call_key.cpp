@@ -41,7 +41,9 @@ bool encode_argument(PyObject* o, std::string& out) {
   }
   if (!is_key_tensor(o)) return false;
   const at::Tensor& t = THPVariable_Unpack(o);
-  if (!t.defined() || t.layout() != at::kStrided || t.is_nested() || t.dim() == 0) return false;
+  // A negated view (its memory holds the negations) goes the long way, which rejects it.
+  if (!t.defined() || t.layout() != at::kStrided || t.is_nested() || t.dim() == 0 || t.is_neg())
+    return false;
   out.push_back('t');
   out.push_back(static_cast<char>(t.scalar_type()));
   out.push_back(static_cast<char>(t.device().type()));

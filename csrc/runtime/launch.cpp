@@ -62,6 +62,10 @@ void check_tensor(const std::string& fn, const PlanParam& p, const at::Tensor& t
     fail("parir: {}(): argument '{}' is on {}, but parir kernels need CUDA tensors; move it "
          "with .cuda()",
          fn, p.name, t.device().str());
+  if (t.is_neg())
+    fail("parir: {}(): argument '{}' is a negated view (its memory holds the negations of its "
+         "values, as z.conj().imag gives); pass {}.resolve_neg()",
+         fn, p.name, p.name);
   auto type = parir_type(t.scalar_type());
   if (type != p.type.elem)
     fail("parir: {}(): argument '{}' has dtype {}, but the kernel was compiled for {}", fn, p.name,

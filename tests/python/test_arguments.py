@@ -228,3 +228,27 @@ def test_dlpack_arrays_are_used_in_place(rng):
     y = torch.full((333,), float("nan"), device="cuda")
     add_value(_DLPackOnly(x), 3.0, _DLPackOnly(y), 333, opts=spec(333))
     check_close(y, x.double() + 3.0, "dlpack")
+
+
+@parir.jit
+def scale_by(x, y, N, a=2.0):
+    parir.label('N')
+    for i in range(N):
+        y[i] = a * x[i]
+
+
+def test_parameters_left_out_take_their_defaults():
+    x, y = torch.arange(5.0), torch.full((5,), float("nan"))
+    opts = parir.par({'N': parir.threads(5)})
+    assert "(2.0f * x[i])" in parir.print_compiled(scale_by, [x, y, 5], opts)
+    assert "(3.0f * x[i])" in parir.print_compiled(scale_by, [x, y, 5, 3.0], opts)
+    scale_by(x, y, 5, seq=True)
+    assert torch.equal(y, x * 2)
+
+
+@pytest.mark.gpu
+def test_a_call_leaving_out_a_parameter_with_a_default_runs():
+    x, y = torch.arange(1000.0, device="cuda"), torch.full((1000,), float("nan"), device="cuda")
+    for _ in range(2):  # the second call through the cached launch
+        scale_by(x, y, 1000, opts=parir.par({'N': parir.threads(1000)}))
+        assert torch.equal(y, x * 2)

@@ -317,6 +317,13 @@ def fill(x, N):
         x[i] = 1.0
 
 
+@parir.jit
+def copy_into(x, y, N):
+    parir.label("i")
+    for i in range(N):
+        y[i] = x[i]
+
+
 def _options(**fields):
     opts = parir.par({"i": parir.threads(10)})
     for k, v in fields.items():
@@ -428,12 +435,14 @@ def test_a_sparse_tensor_on_the_short_path_is_named(monkeypatch):
     dense = torch.zeros(1).expand(10)
     if sparse.stride() != dense.stride():
         pytest.skip("this PyTorch gives sparse COO tensors no strides like an expanded tensor's")
-    with pytest.raises(parir.ParirError):  # compiles, and caches, then fails at the launch
-        fill(dense, 10, opts=opts)
-    assert fill.cache_size() >= 1
+    # An expanded tensor may be read (not written): compiles, and caches, then fails at the
+    # launch.
+    with pytest.raises(parir.ParirError):
+        copy_into(dense, x10(), 10, opts=opts)
+    assert copy_into.cache_size() >= 1
     with pytest.raises(parir.ParirTypeError, match="argument 'x' is a tensor of layout "
                                                     "torch.sparse_coo"):
-        fill(sparse, 10, opts=opts)
+        copy_into(sparse, x10(), 10, opts=opts)
 
 
 def test_metal_backend_exists_and_explains_that_parir_torch_runs_on_cuda():
@@ -552,3 +561,111 @@ def test_multi_block_reduction_into_a_local_advises_what_the_options_allow(clust
     with pytest.raises(parir.ParirError, match=r"cannot combine their results into a local.*"
                                                + advice):
         parir.print_compiled(_sum_into_local, [torch.ones(2, n), torch.zeros(2), n], opts)
+
+
+# ----- arguments the kernels cannot use as they are ------------------------------------------
+
+@parir.jit
+def copy_rows(x, y, N, M):
+    parir.label('N')
+    for i in range(N):
+        for j in range(M):
+            y[i, j] = x[i, j]
+
+
+def test_writing_an_expanded_tensor_is_an_error_naming_the_statement():
+    x = torch.arange(12.0).reshape(4, 3)
+    y = torch.zeros(3).unsqueeze(0).expand(4, 3)  # strides (0, 1): four rows, one in memory
+    expect(copy_rows, [x, y, 4, 3], {'N': parir.threads(4)},
+           r"writes 'y', whose 4 elements along dimension 0 are one element in memory \(stride "
+           r"0, as expand\(\) makes\).*y\.contiguous\(\)", at="y[i, j] = x[i, j]")
+    # Reading one is a broadcast, which is fine.
+    src = parir.print_compiled(copy_rows, [y, torch.empty(4, 3), 4, 3],
+                               parir.par({'N': parir.threads(4)}))
+    assert "x[i * 0 + j]" in src or "x[j]" in src
+
+
+def test_a_negated_view_is_an_error_naming_the_argument():
+    x = torch.tensor([1 + 2j, 3 + 4j]).conj().imag  # values -2, -4; memory 2, 4
+    assert x.is_neg()
+    with pytest.raises(parir.ParirError, match=r"argument 'x' is a negated view.*"
+                                               r"x\.resolve_neg\(\)"):
+        parir.print_compiled(copy_rows, [x.reshape(1, 2), torch.empty(1, 2), 1, 2],
+                             parir.par({'N': parir.threads(1)}))
+
+
+@pytest.mark.parametrize("n", [2 ** 63 - 1, 2 ** 63, 2 ** 64])
+def test_more_threads_than_a_launch_can_have_is_an_error(n):
+    with pytest.raises(parir.ParirError, match=r"asks for more threads than one launch can have "
+                                               r"\(2199023254528: CUDA's limit"):
+        parir.threads(n)
+
+
+def test_a_bad_block_size_is_named_once():
+    with pytest.raises(parir.ParirError) as info:
+        parir.threads(100).tpb(64.0)
+    assert str(info.value).count("64.0") == 1, str(info.value)
+
+
+@parir.jit
+def fill_with(x, v, N):
+    parir.label('N')
+    for i in range(N):
+        x[i] = v * 0.5
+
+
+def test_a_uint64_of_two_to_the_63_or_more_converts_to_float_unsigned():
+    import numpy as np
+
+    for v, value in [(np.uint64(2 ** 64 - 1), 2 ** 64 - 1),
+                     (torch.tensor(2 ** 63, dtype=torch.uint64), 2 ** 63)]:
+        src = parir.print_compiled(fill_with, [torch.empty(2, dtype=torch.float64), v, 2],
+                                   parir.par({'N': parir.threads(2)}))
+        want = float(value) * 0.5
+        assert f"x[i] = {want!r}" in src or f"x[i] = {want:.17g}" in src, (
+            [l for l in src.splitlines() if "x[i] =" in l], want)
+
+
+def test_a_numpy_scalar_without_a_torch_dtype_is_named():
+    import numpy as np
+
+    with pytest.raises(parir.ParirTypeError, match=r"argument 'v' has NumPy type longdouble"):
+        parir.print_compiled(fill_with, [torch.empty(2, dtype=torch.float64),
+                                         np.longdouble(1.0), 2],
+                             parir.par({'N': parir.threads(2)}))
+
+
+@parir.jit
+def scaled_by_key_with_parenthesis(d, y, N):
+    parir.label('N')
+    for i in range(N):
+        y[i] = d['w)'] * d['s']
+
+
+@parir.jit
+def scaled_by_key_with_comma(d, y, N):
+    parir.label('N')
+    for i in range(N):
+        y[i] = d['a,b'] * d['s']
+
+
+@pytest.mark.parametrize("fn, key", [(scaled_by_key_with_parenthesis, 'w)'),
+                                     (scaled_by_key_with_comma, 'a,b')])
+def test_dict_keys_the_plan_could_not_read_back_are_an_error(fn, key):
+    with pytest.raises(parir.ParirError, match=r"cannot be used in a parir function; use keys "
+                                               r"that are not empty and hold no quotes, brackets"):
+        parir.print_compiled(fn, [{key: torch.ones(3), 's': 2}, torch.empty(3), 3],
+                             parir.par({'N': parir.threads(3)}))
+
+
+def test_a_spec_whose_labels_match_no_loop_says_so_in_the_error():
+    @parir.jit
+    def labelled_a(x, N):
+        parir.label('A')
+        for i in range(N):
+            x[i] = 1.0
+
+    with pytest.raises(parir.ParirError, match=r"has no parallel code.*the parallel "
+                                               r"specification names 'a', but no statement of "
+                                               r"labelled_a\(\) has such a label"):
+        parir.print_compiled(labelled_a, [torch.empty(4), 4], parir.par({'a': parir.threads(4)}))
