@@ -323,9 +323,8 @@ def _to_numpy_scalar(where, a):
     try:
         t = torch.from_numpy(__import__("numpy").asarray(a))
     except TypeError:  # np.longdouble, np.datetime64, np.str_: no torch dtype
-        raise ParirTypeError(f"{where} has NumPy type {type(a).__name__}, which parir does not "
-                             f"support") from None
-    if t.dtype not in TORCH_DTYPES:
+        t = None
+    if t is None or t.dtype not in TORCH_DTYPES:
         raise ParirTypeError(f"{where} has NumPy type {type(a).__name__}, which parir does not "
                              f"support")
     return NumpyScalar(t.dtype, t.item())

@@ -383,23 +383,29 @@ class Converter {
     fail_at(node, fmt::format("{} expressions are not supported in parir functions", t));
   }
 
+  // A Python int as a weak int64, or from 2^63 to 2^64 - 1 (the constants of 64-bit hashes,
+  // 0x9E3779B97F4A7C15) as a uint64, as C types a literal too large for its signed type;
+  // nullptr when it fits neither.
+  static ExprPtr integer_imm(const py::handle& v, Loc l) {
+    try {
+      return int_imm(v.cast<int64_t>(), l);
+    } catch (const py::cast_error&) {
+    }
+    try {
+      return int_imm(static_cast<int64_t>(v.cast<uint64_t>()), l, Type{ScalarType::U64, false});
+    } catch (const py::cast_error&) {
+      return nullptr;
+    }
+  }
+
   ExprPtr constant(const py::handle& node) {
     py::object v = node.attr("value");
     Loc l = loc(node);
     if (py::isinstance<py::bool_>(v)) return bool_imm(v.cast<bool>(), l);
     if (py::isinstance<py::int_>(v)) {
-      try {
-        return int_imm(v.cast<int64_t>(), l);
-      } catch (const py::cast_error&) {
-      }
-      // 2^63 .. 2^64 - 1 (the constants of 64-bit hashes, 0x9E3779B97F4A7C15): a uint64, as C
-      // types a literal too large for its signed type.
-      try {
-        return int_imm(static_cast<int64_t>(v.cast<uint64_t>()), l, Type{ScalarType::U64, false});
-      } catch (const py::cast_error&) {
-        fail_at(node, "integer literal does not fit in 64 bits (int64, or uint64 where it is "
-                      "2^63 or more)");
-      }
+      if (ExprPtr i = integer_imm(v, l)) return i;
+      fail_at(node, "integer literal does not fit in 64 bits (int64, or uint64 where it is "
+                    "2^63 or more)");
     }
     if (py::isinstance<py::float_>(v)) return float_imm(v.cast<double>(), l);
     fail_at(node, fmt::format("constants of type {} are not supported",
@@ -880,18 +886,10 @@ class Converter {
     }
     if (py::isinstance<py::bool_>(value)) return bool_imm(value.cast<bool>(), l);
     if (py::isinstance<py::float_>(value)) return float_imm(value.cast<double>(), l);
-    try {
-      return int_imm(value.cast<int64_t>(), l);
-    } catch (const py::cast_error&) {
-    }
-    // 2^63 .. 2^64 - 1 (FNV64_OFFSET = 0xCBF29CE484222325): a uint64, as the literal is.
-    try {
-      return int_imm(static_cast<int64_t>(value.cast<uint64_t>()), l, Type{ScalarType::U64, false});
-    } catch (const py::cast_error&) {
-      fail_at(node, fmt::format("the global '{}' holds an integer that does not fit in 64 "
-                                "bits (int64, or uint64 where it is 2^63 or more)",
-                                std::string(py::str(node.attr("id")))));
-    }
+    if (ExprPtr i = integer_imm(value, l)) return i;
+    fail_at(node, fmt::format("the global '{}' holds an integer that does not fit in 64 bits "
+                              "(int64, or uint64 where it is 2^63 or more)",
+                              std::string(py::str(node.attr("id")))));
   }
 
   // Python's round(x): the nearest integer, ties to even, as an int (parir.round keeps the
