@@ -12,6 +12,8 @@
     writes them.
   * A dict with string keys passes each entry as an argument of its own: `d['k']` in the
     function is the entry's value; the compiler names it `d.k`.
+  * None (an optional tensor not given, a parameter left at a default of None): the code is
+    specialized on it, `x is None` holds, and the code under it that reads x is left out.
 
 `convert` turns every argument into one of the kinds below (torch tensors, Python numbers,
 NumpyScalar, dicts of those). Each kind is one function: `kind(a)` is the argument's
@@ -115,6 +117,16 @@ def _numpy_scalar(a, name=None, require_cuda=True):
     return key, _C.ArgValue.typed_scalar(TORCH_DTYPES[a.dtype], a.value)
 
 
+_NONE_KEY = ("None",)
+
+
+def _none(a, name=None, require_cuda=True):
+    """None: specialized on (`x is None` is a constant of the code)."""
+    if name is None:
+        return _NONE_KEY
+    return _NONE_KEY, _C.ArgValue.none()
+
+
 def _dict(a, name=None, require_cuda=True):
     """A dict of converted arguments: each entry an argument of its own."""
     if name is None:
@@ -131,12 +143,12 @@ def _dict(a, name=None, require_cuda=True):
 # type raises KeyError, and the call converts its arguments; a tensor subclass (nn.Parameter,
 # FakeTensor) joins the table then (convert), so that its next call takes the short path.
 KIND_BY_TYPE = {int: _python_number, float: _python_number, bool: _python_number,
-                torch.Tensor: _cuda_tensor}
+                type(None): _none, torch.Tensor: _cuda_tensor}
 # The same tensor types in C++, for _C.call_key (the arguments' part of a cached call's key).
 _C.register_key_tensor_type(torch.Tensor)
 
 _KIND_OF_CONVERTED = {int: _python_number, float: _python_number, bool: _python_number,
-                      NumpyScalar: _numpy_scalar, dict: _dict}
+                      NumpyScalar: _numpy_scalar, dict: _dict, type(None): _none}
 
 
 def _kind_of(a, name=None):
@@ -225,6 +237,8 @@ def _tensor_fields(k):
 
 
 def _kind_name(k):
+    if k == _NONE_KEY:
+        return "None"
     if _is_dict_key(k):
         return "a dict"
     if _is_tensor_key(k):
@@ -252,7 +266,8 @@ def convert(name, a, in_dict=None):
             _C.register_key_tensor_type(type(a))
         return a
     t = type(a)
-    if t is int or t is float or t is bool or t is NumpyScalar:  # NumpyScalar: converted
+    # A NumpyScalar is converted already.
+    if t is int or t is float or t is bool or t is NumpyScalar or a is None:
         return a
     if isinstance(a, dict):
         if in_dict is not None:
@@ -294,7 +309,7 @@ def convert(name, a, in_dict=None):
         return _to_numpy_scalar(where, a)
     raise ParirTypeError(f"{where} is a {type(a).__module__}.{type(a).__qualname__}; parir "
                          f"functions take tensors (torch, NumPy, CuPy, DLPack), ints, floats, "
-                         f"bools and dicts of those")
+                         f"bools, None and dicts of those")
 
 
 def _layout_error(where, a):

@@ -51,7 +51,8 @@ def compiler_aliases(fn):
 
 
 def compiler_constants(fn):
-    """{name: number} of the module-level (or closed-over) numbers `fn` reads: Python bools,
+    """{name: number} of the module-level (or closed-over) numbers `fn` reads (and Nones, which
+    it may test with `is None`): Python bools,
     ints and floats, NumPy integer scalars as (value, dtype name), which the compiler types as
     that dtype (`PRIME = np.uint32(0x9E3779B1)` is a uint32, as Numba types it), and NumPy's
     other scalars as their Python values (an np.float64 is a Python float). Its code reads them
@@ -69,8 +70,8 @@ def compiler_constants(fn):
                     out[name] = (value.item(), str(value.dtype))  # np.int32(3)
                     continue
                 value = value.item()  # np.float64(0.5), np.bool_(True)
-            if isinstance(value, (bool, int, float)):
-                out[name] = value
+            if value is None or isinstance(value, (bool, int, float)):
+                out[name] = value  # None only for `name is None`
     return out
 
 

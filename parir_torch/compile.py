@@ -164,7 +164,8 @@ def _parse_value(text, where):
     dtype = None
     if text.endswith(")") and "(" in text:
         dtype, text = text[:-1].split("(", 1)
-    words = {"True": True, "False": False, "inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+    words = {"True": True, "False": False, "None": None, "inf": math.inf, "-inf": -math.inf,
+             "nan": math.nan}
     if text in words:
         return words[text], dtype
     try:

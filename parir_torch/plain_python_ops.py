@@ -315,6 +315,12 @@ def read_stepped(x, index):
     return read(x, index)
 
 
+def stored(value):
+    """The value of `x[i] = value`: a NumPy scalar as the compiler reads it (torch cannot store
+    an np.uint64 of 2^63 or more, which it reads as a Python int)."""
+    return _number(value)
+
+
 def write_stepped(x, index, value):
     """x[index] = value, for an index with slices that have steps, negative ones too."""
     view, flips = _positive_view(x, index)

@@ -10,6 +10,7 @@ The function's source is parsed again and rewritten:
                                                          indexing stays torch's
     x[::-1]        (read)   ->  read_stepped(x, (slice(None, None, -1),))
     x[a:b:s] = v            ->  write_stepped(x, (slice(a, b, s),), v)
+    x[i] = v                ->  x[i] = stored(v)         a NumPy scalar as the compiler reads it
     x[i] += v               ->  update(x, i, add, v)     x[i] = x[i] + v, converted when stored
     s += v                  ->  s = add(s, v)            a new value: torch's in-place operators
                                                          refuse s += 0.5 on an integer
@@ -43,6 +44,7 @@ from . import plain_python_ops as ops
 _PREFIX = "__parir_"
 _HELPERS = {
     "read": ops.read, "read_stepped": ops.read_stepped, "write_stepped": ops.write_stepped,
+    "stored": ops.stored,
     "update": ops.update, "update_stepped": ops.update_stepped, "slice": slice,
     "call_on_element": ops.call_on_element,
     "callee": None,  # set below, once callee() is defined
@@ -205,6 +207,8 @@ class _Rewriter(ast.NodeTransformer):
             call = ast.Call(_helper("write_stepped"),
                             [target.value, _index_value(target.slice), node.value], [])
             return _located(ast.Expr(call), node)
+        if len(node.targets) == 1 and isinstance(target, ast.Subscript):
+            node.value = _located(ast.Call(_helper("stored"), [node.value], []), node.value)
         return node
 
     def visit_AugAssign(self, node):

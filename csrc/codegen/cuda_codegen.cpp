@@ -790,6 +790,7 @@ class KernelPrinter {
                        "generate_cuda",
                        to_string(e));
       case ExprKind::TensorShape:
+      case ExprKind::IsNone:
         internal_error("'{}' reaches code generation; call specialize_arguments before "
                        "generate_cuda",
                        to_string(e));

@@ -9,6 +9,7 @@
 #include "passes/detect_scans.h"
 #include "passes/expand_cooperative_calls.h"
 #include "passes/flatten_indices.h"
+#include "passes/fold_none_tests.h"
 #include "passes/fuse_host_loops.h"
 #include "passes/group_neighbour_rows.h"
 #include "passes/hoist_invariant_math.h"
@@ -88,6 +89,10 @@ CompileResult compile(const Function& fn, const std::vector<ArgValue>& args,
   // Called Python functions are inlined; externals stay calls.
   Function inlined = inline_functions(fn, callees);
   log.after("inline_functions", to_string(inlined));
+
+  // Tests of None arguments become constants; the code they rule out is dropped unread.
+  inlined = fold_none_tests(inlined, args);
+  log.after("fold_none_tests", to_string(inlined));
 
   // Locals that name tensor arguments (buffers swapped between time steps) become the tensors
   // they name; host loops that swap them are unrolled by the period of the swap.

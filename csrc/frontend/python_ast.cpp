@@ -1,5 +1,7 @@
 #include "frontend/python_ast.h"
 
+#include "frontend/math_and_numpy.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -73,36 +75,14 @@ class Converter {
         if (it != aliases_.end() && it->second == "math")
           return "math." + std::string(py::str(node.attr("attr")));
         if (it != aliases_.end() && it->second == "numpy")
-          return numpy_name(node, py::str(base.attr("id")), py::str(node.attr("attr")));
+          return numpy_name(py::str(base.attr("id")), py::str(node.attr("attr")), *src_,
+                            loc(node));
       }
     } else if (t == "Name") {
       auto it = aliases_.find(py::str(node.attr("id")));
       if (it != aliases_.end() && it->second != "module") return it->second;
     }
     return "";
-  }
-
-  // np.pi, np.inf, np.exp(x), np.float32(x): NumPy's constants, its math functions that parir
-  // has under the same name, and its dtypes as conversions. Its min and max are left out: their
-  // second argument is an axis, not a value.
-  std::string numpy_name(const py::handle& node, const std::string& alias,
-                         const std::string& attr) const {
-    if (attr == "pi" || attr == "e" || attr == "inf" || attr == "nan") return "math." + attr;
-    static const std::map<std::string, std::string> spelled_differently = {
-        {"absolute", "abs"}, {"arcsin", "asin"},   {"arccos", "acos"},   {"arctan", "atan"},
-        {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"}, {"arctan2", "atan2"},
-        {"rint", "round"}};
-    auto alias_of = spelled_differently.find(attr);
-    const std::string name = alias_of == spelled_differently.end() ? attr : alias_of->second;
-    auto b = builtin_from_name(name);
-    if ((b && *b != Builtin::Min && *b != Builtin::Max) || scalar_type_from_name(name) ||
-        name == "where" || name == "remainder")
-      return name;
-    fail_at(node, fmt::format("{}.{} cannot be used in a parir function; NumPy's constants "
-                              "(pi, e, inf, nan), dtypes ({}.float32(x), ...) and the math "
-                              "functions parir has (exp, sqrt, ...) can, and parir.min, "
-                              "parir.max, parir.sum, ... are NumPy's minimum, maximum, sum",
-                              alias, attr, alias));
   }
 
   // ----- statements -----------------------------------------------------------------------
@@ -347,7 +327,7 @@ class Converter {
     if (t == "Name") {
       // A name bound to parir.pi or math.pi (from math import pi) is the constant.
       if (std::string name = parir_name(node); name.rfind("math.", 0) == 0)
-        return math_constant(node, name.substr(5));
+        return math_constant(name.substr(5), *src_, l);
       if (auto c = constants_.find(py::str(node.attr("id"))); c != constants_.end())
         return global_constant(node, c->second);
       return var(py::str(node.attr("id")), l);
@@ -358,7 +338,7 @@ class Converter {
       if (name == "nan") return float_imm(std::numeric_limits<double>::quiet_NaN(), l);
       if (name == "pi") return float_imm(3.141592653589793, l);
       if (name == "e") return float_imm(2.718281828459045, l);
-      if (name.rfind("math.", 0) == 0) return math_constant(node, name.substr(5));
+      if (name.rfind("math.", 0) == 0) return math_constant(name.substr(5), *src_, l);
       if (!name.empty()) fail_at(node, fmt::format("parir.{} cannot be used as a value", name));
       if (ExprPtr s = shape_attribute(node)) return s;
       fail_at(node, "attribute access is not supported in parir functions");
@@ -408,6 +388,10 @@ class Converter {
                     "2^63 or more)");
     }
     if (py::isinstance<py::float_>(v)) return float_imm(v.cast<double>(), l);
+    // None (a default, an argument of a called function) is the name no variable can have:
+    // `p is None` of a parameter bound to it holds, and specialize_arguments rejects any other
+    // use of it.
+    if (v.is_none()) return var("None", l);
     fail_at(node, fmt::format("constants of type {} are not supported",
                               std::string(py::str(py::type::handle_of(v).attr("__name__")))));
   }
@@ -708,11 +692,34 @@ class Converter {
     return std::make_shared<Unary>(UnaryOp::BitNot, a, Type{}, l);
   }
 
+  // `x is None` and `x is not None` of an argument x (or a dict argument's entry, or a global,
+  // whose value is known now).
+  ExprPtr none_test(const py::handle& node) {
+    auto is_none = [](const py::handle& e) {
+      return node_type(e) == "Constant" && e.attr("value").is_none();
+    };
+    py::handle a = node.attr("left"), b = py::list(node.attr("comparators"))[0];
+    if (is_none(a)) std::swap(a, b);
+    const std::string t = node_type(a);
+    const std::string name = t == "Name" ? std::string(py::str(a.attr("id")))
+                             : t == "Subscript" ? dict_entry(a) : "";
+    if (!is_none(b) || name.empty() || py::len(node.attr("ops")) != 1)
+      fail_at(node, "`is` and `is not` compare an argument with None, as in "
+                    "`if bias is not None:`");
+    const bool negate = node_type(py::list(node.attr("ops"))[0]) == "IsNot";
+    ExprPtr test = std::make_shared<IsNone>(name, loc(node));
+    if (auto c = constants_.find(name); c != constants_.end())
+      test = bool_imm(c->second.is_none(), loc(node));
+    return negate ? std::make_shared<Unary>(UnaryOp::Not, test, Type{}, loc(node)) : test;
+  }
+
   ExprPtr compare(const py::handle& node) {
     // a < b < c is (a < b) and (b < c), as in Python.
     Loc l = loc(node);
     py::list ops = node.attr("ops");
     py::list rest = node.attr("comparators");
+    for (const auto& op : ops)
+      if (node_type(op) == "Is" || node_type(op) == "IsNot") return none_test(node);
     ExprPtr left = expr(node.attr("left"));
     ExprPtr acc;
     for (size_t i = 0; i < py::len(ops); ++i) {
@@ -837,46 +844,15 @@ class Converter {
     return base.empty() ? "" : base + "." + std::string(py::str(node.attr("attr")));
   }
 
-  // math.pi and the other constants of Python's math module.
-  ExprPtr math_constant(const py::handle& node, const std::string& name) {
-    Loc l = loc(node);
-    if (name == "pi") return float_imm(3.141592653589793, l);
-    if (name == "e") return float_imm(2.718281828459045, l);
-    if (name == "tau") return float_imm(6.283185307179586, l);
-    if (name == "inf") return float_imm(std::numeric_limits<double>::infinity(), l);
-    if (name == "nan") return float_imm(std::numeric_limits<double>::quiet_NaN(), l);
-    fail_at(node, fmt::format("math.{} cannot be used as a value in a parir function", name));
-  }
-
-  // math.exp(x) and the other functions of Python's math module that parir has: parir's,
-  // except that math.floor, ceil and trunc give int64, as in Python (builtins.py lists them).
-  ExprPtr math_call(const py::handle& node, const std::string& name, std::vector<ExprPtr> args) {
-    Loc l = loc(node);
-    if (py::len(node.attr("keywords")) > 0)
-      fail_at(node, fmt::format("math.{} takes no keyword arguments here", name));
-    if (name == "pow") {
-      if (args.size() != 2) fail_at(node, "math.pow takes 2 arguments");
-      return binary(BinaryOp::Pow, args[0], args[1], l);
-    }
-    auto b = builtin_from_name(name == "fabs" ? "abs" : name);
-    if (!b || *b == Builtin::Min || *b == Builtin::Max || *b == Builtin::Round ||
-        *b == Builtin::Sign || *b == Builtin::Sigmoid || *b == Builtin::Rsqrt)
-      fail_at(node, fmt::format("math.{} is not supported in parir functions; the functions "
-                                "parir has are listed in its README (parir.exp, ...)",
-                                name));
-    if (static_cast<int>(args.size()) != arity(*b))
-      fail_at(node, fmt::format("math.{} takes {} argument{}, got {}", name, arity(*b),
-                                arity(*b) == 1 ? "" : "s", args.size()));
-    ExprPtr call = std::make_shared<Call>(*b, std::move(args), Type{}, l);
-    if (name == "floor" || name == "ceil" || name == "trunc")
-      return std::make_shared<Cast>(call, Type{ScalarType::I64, false}, l);
-    return call;
-  }
-
   // A module-level number the function reads (SIGMA = 10.0 above it): its value, typed as the
   // literal would be; a NumPy integer (value, dtype name) typed as its dtype.
   ExprPtr global_constant(const py::handle& node, const py::object& value) {
     Loc l = loc(node);
+    if (value.is_none())
+      fail_at(node, fmt::format("the global '{}' is None, which parir code can only test, as in "
+                                "`if {} is None:`",
+                                std::string(py::str(node.attr("id"))),
+                                std::string(py::str(node.attr("id")))));
     if (py::isinstance<py::tuple>(value)) {
       py::object number = value[py::int_(0)];
       ScalarType type = *scalar_type_from_name(py::str(value[py::int_(1)]));
@@ -913,7 +889,9 @@ class Converter {
       args.push_back(expr(a));
     }
     std::string name = parir_name(func);
-    if (name.rfind("math.", 0) == 0) return math_call(node, name.substr(5), std::move(args));
+    if (name.rfind("math.", 0) == 0)
+      return math_call(name.substr(5), std::move(args), py::len(node.attr("keywords")) > 0, *src_,
+                       l);
     // Python's own abs/min/max/float/int behave like their parir counterparts.
     if (name.empty() && node_type(func) == "Name") {
       std::string id = py::str(func.attr("id"));

@@ -221,6 +221,8 @@ std::string expr_text(const ExprNode& e) {
       if (n.exclusive) extra += ", exclusive=True";
       return fmt::format("parir.{}({}{})", name, expr_text(*n.arg), extra);
     }
+    case ExprKind::IsNone:
+      return fmt::format("{} is None", display_name(static_cast<const IsNone&>(e).name));
     case ExprKind::PointersAligned: {
       const auto& n = static_cast<const PointersAligned&>(e);
       return fmt::format("aligned({}, {})", fmt::join(n.tensors, ", "), n.bytes);

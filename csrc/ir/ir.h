@@ -52,6 +52,7 @@ namespace parir {
   X(CallFunction)              \
   X(ExternCall)                \
   X(TensorShape)               \
+  X(IsNone)                    \
   X(PointersAligned)
 
 #define PARIR_FOR_EACH_STMT(X) \
@@ -363,6 +364,15 @@ struct TensorShape : ExprNode {
         dim(d),
         skip(s),
         unpacked_into(unpacked) {}
+};
+
+// `x is None` of an argument x (a parameter, a dict entry "d.k", or a called function's parameter
+// bound to one): whether the call passed None, a bool constant that specialize_arguments puts in
+// its place. `x is not None` is its negation.
+struct IsNone : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::IsNone;
+  std::string name;
+  IsNone(std::string n, Loc l) : ExprNode(static_kind, Type{}, l), name(std::move(n)) {}
 };
 
 // Whether the data pointers of these tensors are all multiples of `bytes` (a power of two): a

@@ -15,9 +15,10 @@
 namespace parir {
 
 // One argument of a call, as the compiler specializes on it: scalars by value, tensors by
-// element type, shape and strides (never by contents).
+// element type, shape and strides (never by contents). None (a parameter left at a default of
+// None, an optional tensor not given) is a value only `x is None` may read.
 struct ArgValue {
-  enum class Kind { Int, Float, Bool, Tensor, Dict };
+  enum class Kind { Int, Float, Bool, Tensor, Dict, None };
   Kind kind = Kind::Int;
   int64_t int_value = 0;
   double float_value = 0.0;

@@ -38,6 +38,7 @@ void IRVisitor::visit_node(const FloatImm*) {}
 void IRVisitor::visit_node(const BoolImm*) {}
 void IRVisitor::visit_node(const Var*) {}
 void IRVisitor::visit_node(const TensorShape*) {}
+void IRVisitor::visit_node(const IsNone*) {}
 void IRVisitor::visit_node(const PointersAligned*) {}
 void IRVisitor::visit_node(const Load* n) {
   for (const auto& i : n->indices) visit(i);
@@ -185,6 +186,7 @@ ExprPtr IRMutator::mutate_node(const FloatImm*, const ExprPtr& self) { return se
 ExprPtr IRMutator::mutate_node(const BoolImm*, const ExprPtr& self) { return self; }
 ExprPtr IRMutator::mutate_node(const Var*, const ExprPtr& self) { return self; }
 ExprPtr IRMutator::mutate_node(const TensorShape*, const ExprPtr& self) { return self; }
+ExprPtr IRMutator::mutate_node(const IsNone*, const ExprPtr& self) { return self; }
 ExprPtr IRMutator::mutate_node(const PointersAligned*, const ExprPtr& self) { return self; }
 
 ExprPtr IRMutator::mutate_node(const Load* n, const ExprPtr& self) {

@@ -95,6 +95,17 @@ class Renamer : public IRMutator {
                                          n->unpacked_into);
   }
 
+  // `p is None` of a parameter bound to a name asks it of that name (an argument of the caller,
+  // or None itself); an expression is never None.
+  ExprPtr mutate_node(const IsNone* n, const ExprPtr& self) override {
+    if (auto it = values.find(n->name); it != values.end()) {
+      if (auto v = it->second->as<Var>()) return std::make_shared<IsNone>(v->name, n->loc);
+      return bool_imm(false, n->loc);
+    }
+    std::string r = rename(n->name);
+    return r == n->name ? self : std::make_shared<IsNone>(r, n->loc);
+  }
+
   StmtPtr mutate_node(const For* n, const StmtPtr& self) override {
     ExprPtr lo = mutate(n->lo), hi = mutate(n->hi), step = mutate(n->step);
     std::string v = n->var;
@@ -481,14 +492,21 @@ class Inliner : public IRMutator {
     return nullptr;  // the inlined body is in pending_
   }
 
+  // A condition calling a function with statements is computed into a local before the loop
+  // and again at the end of each iteration (the body has no `break` or `continue` to skip it),
+  // each time from a copy of the function's statements of its own.
   StmtPtr mutate_node(const While* n, const StmtPtr&) override {
-    size_t before = pending_.size();
-    ExprPtr c = mutate(n->cond);
-    if (pending_.size() != before)
-      error(n->cond->loc, "a function with statements is called in this while condition, which "
-                          "is evaluated before every iteration; compute the value into a "
-                          "variable before the loop and at the end of its body");
-    return std::make_shared<While>(c, mutate(n->body), n->loc, n->labels);
+    auto [c, before_loop] = mutate_apart(n->cond);
+    Body body = mutate(n->body);
+    if (before_loop.empty()) return std::make_shared<While>(c, std::move(body), n->loc, n->labels);
+    const Loc& at = n->cond->loc;
+    ExprPtr flag = var(fresh("while_condition"), at);
+    pending_.insert(pending_.end(), before_loop.begin(), before_loop.end());
+    pending_.push_back(std::make_shared<Assign>(flag, c, at));
+    auto [again, each_iteration] = mutate_apart(n->cond);
+    body.insert(body.end(), each_iteration.begin(), each_iteration.end());
+    body.push_back(std::make_shared<Assign>(flag, again, at));
+    return std::make_shared<While>(flag, std::move(body), n->loc, n->labels);
   }
 
   StmtPtr mutate_node(const Return* n, const StmtPtr&) override {

@@ -12,13 +12,17 @@ namespace {
 class Specialize : public IRMutator {
  public:
   Specialize(const SpecializedFunction& p, const std::map<std::string, ExprPtr>& scalars,
-             const std::set<std::string>& dicts)
-      : prog_(p), scalars_(scalars), dicts_(dicts) {}
+             const std::set<std::string>& dicts, const std::set<std::string>& nones,
+             const std::set<std::string>& none_locals)
+      : prog_(p), scalars_(scalars), dicts_(dicts), nones_(nones), none_locals_(none_locals) {}
 
  protected:
   const SpecializedFunction& prog_;
   const std::map<std::string, ExprPtr>& scalars_;
   const std::set<std::string>& dicts_;
+  const std::set<std::string>& nones_;  // the arguments that are None
+  // Those of them the function assigns (`if scale is None: scale = 1.0`): locals from there.
+  const std::set<std::string>& none_locals_;
 
   // A name "d.k" (the front end's d['k']) of a dict argument d without the entry k.
   void check_dict_entry(const std::string& name, const Loc& loc) const {
@@ -29,13 +33,25 @@ class Specialize : public IRMutator {
       prog_.error(loc, fmt::format("'{}' is not a dict argument of {}; only dict arguments are "
                                    "indexed with strings",
                                    dict, prog_.name));
-    if (!prog_.is_tensor(name) && !scalars_.count(name))
+    if (!prog_.is_tensor(name) && !scalars_.count(name) && !nones_.count(name))
       prog_.error(loc, fmt::format("the dict argument '{}' has no entry '{}'", dict,
                                    name.substr(dot + 1)));
   }
 
+  // An argument that is None, used as a value: only `x is None` may read it.
+  void check_not_none(const std::string& name, const Loc& loc) const {
+    if (name == "None")
+      prog_.error(loc, "None is used as a value here; parir code can only test arguments with "
+                       "`x is None` (None passed to a called function included)");
+    if (nones_.count(name) && !none_locals_.count(name))
+      prog_.error(loc, fmt::format("argument '{}' is None in this call, and {}() uses it here; "
+                                   "put its uses under `if {} is not None:`",
+                                   display_name(name), prog_.name, display_name(name)));
+  }
+
   ExprPtr mutate_node(const Var* n, const ExprPtr& self) override {
     check_dict_entry(n->name, n->loc);
+    check_not_none(n->name, n->loc);
     if (dicts_.count(n->name))
       prog_.error(n->loc, fmt::format("the dict argument '{}' is used as a value; use its "
                                       "entries, as in {}['key']",
@@ -70,6 +86,7 @@ class Specialize : public IRMutator {
         continue;
       }
       auto v = a->as<Var>();
+      if (v) check_not_none(v->name, v->loc);
       if (!v || !prog_.is_tensor(v->name))
         prog_.error(a->loc, fmt::format("argument {} of the external {}() is a tensor "
                                         "(torch.Tensor), passed as a pointer to its first "
@@ -83,6 +100,7 @@ class Specialize : public IRMutator {
 
   ExprPtr mutate_node(const Load* n, const ExprPtr& self) override {
     check_dict_entry(n->tensor, n->loc);
+    check_not_none(n->tensor, n->loc);
     auto t = prog_.tensors.find(n->tensor);
     if (t == prog_.tensors.end()) {
       if (scalars_.count(n->tensor))
@@ -103,6 +121,7 @@ class Specialize : public IRMutator {
 
   // x.shape[d], x.numel(), x.ndim: the value, a Python int as the same code in Python gives.
   ExprPtr mutate_node(const TensorShape* n, const ExprPtr&) override {
+    check_not_none(n->tensor, n->loc);
     auto t = prog_.tensors.find(n->tensor);
     if (t == prog_.tensors.end())
       prog_.error(n->loc, fmt::format("'{}' is not a tensor argument of {}; only tensors have a "
@@ -201,6 +220,9 @@ void signature_items(const std::string& name, const ArgValue& a, std::vector<std
       for (size_t k = 0; k < a.entries.size(); ++k)
         signature_items(name + "." + a.entry_keys[k], a.entries[k], out);
       break;
+    case ArgValue::Kind::None:
+      out.push_back(fmt::format("{}=None", display_name(name)));
+      break;
   }
 }
 
@@ -210,6 +232,10 @@ SpecializedFunction specialize_arguments(const Function& fn, const std::vector<A
                              const CompileOptions& opts) {
   PARIR_CHECK(!contains(fn.body, ExprKind::CallFunction),
               "{}() still calls functions; call inline_functions before specialize_arguments",
+              fn.name);
+  PARIR_CHECK(!contains(fn.body, ExprKind::IsNone),
+              "{}() still tests arguments for None; call fold_none_tests before "
+              "specialize_arguments",
               fn.name);
   SpecializedFunction p;
   p.name = fn.name;
@@ -241,7 +267,7 @@ SpecializedFunction specialize_arguments(const Function& fn, const std::vector<A
          }(),
          args.size());
   std::map<std::string, ExprPtr> scalars;
-  std::set<std::string> dicts;
+  std::set<std::string> dicts, nones;
   // Binds one argument (a dict entry "d.k" included) to its name.
   std::function<void(const std::string&, const ArgValue&)> bind = [&](const std::string& name,
                                                                       const ArgValue& a) {
@@ -268,6 +294,9 @@ SpecializedFunction specialize_arguments(const Function& fn, const std::vector<A
         for (size_t k = 0; k < a.entries.size(); ++k)
           bind(name + "." + a.entry_keys[k], a.entries[k]);
         break;
+      case ArgValue::Kind::None:
+        nones.insert(name);
+        break;
     }
   };
   for (size_t i = 0; i < args.size(); ++i) bind(fn.params[i].name, args[i]);
@@ -284,7 +313,10 @@ SpecializedFunction specialize_arguments(const Function& fn, const std::vector<A
   std::vector<std::string> sig;
   for (size_t i = 0; i < args.size(); ++i) signature_items(fn.params[i].name, args[i], sig);
   p.signature = fmt::format("{}({})", fn.name, fmt::join(sig, ", "));
-  p.body = Specialize(p, scalars, dicts).mutate(fn.body);
+  std::set<std::string> none_locals;
+  for (const std::string& name : nones)
+    if (assigned.count(name)) none_locals.insert(name);
+  p.body = Specialize(p, scalars, dicts, nones, none_locals).mutate(fn.body);
   p.body.insert(p.body.begin(), prelude.begin(), prelude.end());
   return p;
 }

@@ -21,6 +21,10 @@ bool is_key_tensor(PyObject* o) {
 // Appends argument `o`'s encoding, a tag then fixed-width fields (so that no two argument
 // lists share an encoding); false for an argument call_key does not encode.
 bool encode_argument(PyObject* o, std::string& out) {
+  if (o == Py_None) {
+    out.push_back('n');
+    return true;
+  }
   if (PyBool_Check(o)) {
     out.push_back('b');
     out.push_back(o == Py_True ? 1 : 0);

@@ -186,6 +186,11 @@ PYBIND11_MODULE(_C, m) {
         a.bool_value = v;
         return a;
       })
+      .def_static("none", [] {
+        ArgValue a;
+        a.kind = ArgValue::Kind::None;
+        return a;
+      })
       .def_static(
           "typed_scalar",
           [](const std::string& dtype, py::object v) {

@@ -17,10 +17,10 @@ through the compiler and NVRTC on the CPU, and on a GPU against both.
 from . import (bits_and_bytes, dynamic_programming, finance_and_statistics, hashes_and_checksums,
                host_loops, images, integers_and_graphs, linear_algebra, long_rows_and_blocks,
                math_and_atomics, nbody, nn_layers, numerical_methods, numerics_and_data,
-               parboil_and_shoc, polybench_more, ported_kernels, readme_examples, reductions,
-               rodinia_and_samples, scans_and_argmax, seed_examples, signals_and_geometry,
-               simulations, sparse, stencils, taichi_warp_numba, training_utils, transformer_ops,
-               vision_layers, vision_resampling)
+               optional_arguments, parboil_and_shoc, polybench_more, ported_kernels,
+               readme_examples, reductions, rodinia_and_samples, scans_and_argmax, seed_examples,
+               signals_and_geometry, simulations, sparse, stencils, taichi_warp_numba,
+               training_utils, transformer_ops, vision_layers, vision_resampling)
 
 ALL_CASES = {}
 for _module in (seed_examples, readme_examples, stencils, dynamic_programming, linear_algebra,
@@ -29,7 +29,8 @@ for _module in (seed_examples, readme_examples, stencils, dynamic_programming, l
                 signals_and_geometry, training_utils, numerics_and_data,
                 finance_and_statistics, host_loops, ported_kernels, rodinia_and_samples,
                 parboil_and_shoc, taichi_warp_numba, polybench_more, bits_and_bytes,
-                hashes_and_checksums, vision_layers, vision_resampling, numerical_methods):
+                hashes_and_checksums, vision_layers, vision_resampling, numerical_methods,
+                optional_arguments):
     for _name, _builder in _module.CASES.items():
         assert _name not in ALL_CASES, _name
         ALL_CASES[_name] = _builder

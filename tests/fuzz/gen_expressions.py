@@ -5,6 +5,7 @@ functions, each with its type and value interval, keeping the guarantees generat
 
 import dataclasses
 import math
+import random
 
 from gen_base import GeneratorBase, Scope
 from gen_values import (FLOATS, INT_RANGE, INTS, PRECISION, Expr, Ty, _dtype_kind, _fits,
@@ -125,12 +126,23 @@ class ExpressionGenerator(GeneratorBase):
         t = self.new_tensor(dtype, shape)
         if t is None:
             return None
+        # A tensor only this method reads may be an optional input. Drawn from a generator of
+        # its own, so that the programs of other seeds stay as they were.
+        coin = random.Random(f"{self.seed} {t.name} optional")
+        if self.tensor_code[t.name] == t.name and coin.random() < 0.12:
+            t.optional, t.absent = True, coin.random() < 0.5
+            self.feature("optional_tensor")
         idx = ", ".join(self.index_of(lp, lp.extent) for lp in chosen)
         self.nest.reads.setdefault(t.name, set()).add((scope.body_id, idx))
         return self._read_expr(t, idx)
 
     def _read_expr(self, t, idx):
         code = f"{self.tensor_code[t.name]}[{idx}]"
+        if t.optional:
+            # The value read where the argument is None: one of its own values, of its dtype.
+            value = {"b": "True", "i": str(int(t.hi) or int(t.lo))}.get(_dtype_kind(t.dtype),
+                                                                      repr(float(t.hi)))
+            code = f"({code} if {t.name} is not None else parir.{t.dtype}({value}))"
         exact = t.prec == len(PRECISION) or not t.written
         return Expr(code, Ty(t.dtype), t.lo, t.hi, exact=exact,
                     prec=t.prec if t.dtype in FLOATS or t.written else len(PRECISION),

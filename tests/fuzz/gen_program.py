@@ -26,6 +26,10 @@ class TensorArg:
     reduced: int = 1              # longest reduction behind a value written into it
     positive: bool = False        # initial values in [lo, hi] (else +-[0.5, 2] for floats)
     init: tuple = None            # (lo, hi) of the initial values, set at creation
+    # An optional input: every read is `x[i] if x is not None else <literal>`, and the call
+    # passes None for it where `absent`.
+    optional: bool = False
+    absent: bool = False
 
 
 @dataclasses.dataclass
@@ -98,6 +102,8 @@ class Program:
 def _make_arg(p, gen, device):
     if isinstance(p, ScalarArg):
         return p.value
+    if isinstance(p, TensorArg) and p.absent:
+        return None
     if isinstance(p, DictArg):
         return {k: _make_arg(v, gen, device) for k, v in p.entries.items()}
     return _make_tensor(p, gen, device)

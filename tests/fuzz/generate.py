@@ -23,6 +23,10 @@ a `with parir.gpu:` block, a host loop) drawn from the constructs README.md list
 `features` of a program name the constructs it uses, so a test can skip the programs that
 use a construct whose compilation is known to be wrong.
 
+An input that only expressions read may be optional (`optional_tensor`: each read is
+`x[i] if x is not None else <a value of its dtype>`), and the call passes None for it half the
+time.
+
 Sizes stay small, so that the plain Python run is quick, except where the compiler chooses
 its layout by size: now and then an innermost loop of thousands of iterations (`long_loop`,
 16-byte accesses) and, rarely, a nest over 8,192 or 8,195 rows of at most 64 elements whose

@@ -187,7 +187,7 @@ def _expected_params(program, args):
     whose value is compiled into the code)."""
     out = {}
     for p, a in zip(program.params, args):
-        if isinstance(p, gen.TensorArg) and p.view != "zerod":
+        if isinstance(p, gen.TensorArg) and p.view != "zerod" and a is not None:
             out[p.name] = (a, p)
         elif isinstance(p, gen.DictArg):
             for k, v in p.entries.items():
@@ -282,7 +282,7 @@ def compare(program, gpu_args, cpu_args):
     diffs = []
     for p, g, c in zip(program.params, gpu_args, cpu_args):
         pairs = []
-        if isinstance(p, gen.TensorArg):
+        if isinstance(p, gen.TensorArg) and g is not None:
             pairs.append((p.name, p, g, c))
         elif isinstance(p, gen.DictArg):
             pairs += [(f"{p.name}[{k!r}]", v, g[k], c[k]) for k, v in p.entries.items()

@@ -28,9 +28,6 @@ from corpus import ALL_CASES  # noqa: E402
 
 # Program name -> why the compiler fails on it today.
 KNOWN_FAILURES = {
-    "nm_lambert_w_residual_cond": "a while condition that calls a helper with statements: the "
-                                  "compiler asks for the value computed into a variable before "
-                                  "the loop and at the end of its body",
 }
 
 # Programs that compile but give wrong results on the GPU: program name -> what goes wrong.

@@ -191,6 +191,48 @@ def test_inlined_functions_on_the_gpu(n, rng):
     check_close(out2, yc * 3.0, "callee writing a tensor")
 
 
+def collatz_next(v):
+    r = v // 2
+    if v % 2 == 1:
+        r = 3 * v + 1
+    return r
+
+
+@parir.jit
+def collatz_steps(start, steps, N):
+    parir.label('i')
+    for i in range(N):
+        v, k = start[i], 0
+        while collatz_next(v) != 1 and v != 1:
+            v = collatz_next(v)
+            k += 1
+        steps[i] = k
+
+
+def test_a_while_condition_calling_a_function_with_statements_is_computed_each_iteration():
+    src = parir.print_compiled(collatz_steps, [torch.ones(5, dtype=torch.int64),
+                                               torch.zeros(5, dtype=torch.int64), 5], spec(i=5))
+    body = src[src.index("while ("):]
+    # Once before the loop, once at the end of each iteration, each from its own copy.
+    assert "while (while_condition)" in src
+    assert src.count("while_condition = ") == 2 and "while_condition = " in body
+    start = torch.tensor([1, 2, 3, 6, 7, 27])
+    steps = torch.zeros(6, dtype=torch.int64)
+    collatz_steps(start, steps, 6, seq=True)
+    assert steps.tolist() == [0, 0, 6, 7, 15, 110]
+
+
+@pytest.mark.gpu
+def test_a_while_condition_calling_a_function_on_the_gpu():
+    start = torch.arange(1, 1001, device="cuda")
+    steps = torch.full((1000,), -1, dtype=torch.int64, device="cuda")
+    collatz_steps(start, steps, 1000, opts=spec(i=1000))
+    expected = torch.zeros(1000, dtype=torch.int64)
+    collatz_steps(start.cpu(), expected, 1000, seq=True)
+    assert torch.equal(steps.cpu(), expected)
+    assert expected[26].item() == 110  # 27 reaches 1 in 111 steps: 110 before its last
+
+
 # ----- external device functions ---------------------------------------------------------
 
 @parir.external("__fdividef", parir.CompileBackend.Cuda, parir.Target.Device)

@@ -473,6 +473,22 @@ def test_numpy_integer_and_uint64_module_constants_are_typed_in_both_runs():
         0xCBF29CE484222325 ^ v for v in (1, 255, 7)]
 
 
+GOLDEN64 = np.uint64(0x9E3779B97F4A7C15)
+
+
+@parir.jit
+def store_a_uint64_constant(h, N):
+    parir.label('N')
+    for i in range(N):
+        h[i] = GOLDEN64
+
+
+def test_a_numpy_uint64_of_two_to_the_63_or_more_is_stored_as_it_is():
+    h = torch.zeros(3, dtype=torch.uint64)
+    store_a_uint64_constant(h, 3, seq=True)
+    assert [int(v) % 2**64 for v in h.view(torch.int64)] == [0x9E3779B97F4A7C15] * 3
+
+
 @parir.jit
 def unsigned_quotients(h, rem, quo, N):
     parir.label('N')
