@@ -31,6 +31,7 @@ import torch
 
 from . import arguments, plain_python
 from ._C import ParirError
+from .build import with_defaults
 from .errors import ParirTypeError, ParirValueError, options_type_error
 from .options import CompileOptions
 
@@ -83,6 +84,7 @@ def check(fn, *args, opts=None, rtol=None, atol=None):
 def check_call(fn, args, opts, debug=False, rtol=None, atol=None):
     """A call of jit function `fn` with opts.check: see check()."""
     name, names = fn.ir.name, fn.ir.params
+    args = tuple(with_defaults(fn.fn, names, args))  # parameters left out take their defaults
     if torch.compiler.is_compiling():
         raise ParirError(f"{name}(): opts.check runs the kernels and the Python function "
                          f"eagerly and compares them; it cannot run inside torch.compile or "

@@ -1,5 +1,6 @@
 #include "frontend/python_ast.h"
 
+#include "frontend/early_returns.h"
 #include "frontend/math_and_numpy.h"
 
 #include <algorithm>
@@ -37,7 +38,7 @@ class Converter {
     py::list defaults = args.attr("defaults");
     for (size_t k = 0; k < py::len(defaults); ++k)
       f.params[f.params.size() - py::len(defaults) + k].default_value = expr(defaults[k]);
-    f.body = body(def.attr("body"), /*allow_docstring=*/true);
+    f.body = early_returns_as_branches(body(def.attr("body"), /*allow_docstring=*/true));
     return f;
   }
 

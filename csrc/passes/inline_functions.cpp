@@ -139,14 +139,16 @@ bool is_literal(const ExprPtr& e) {
 }
 
 // `return` may only end a called function: as its last statement, or as the last statement of
-// both branches of an if that ends it. Anything else would need control flow parir lacks.
+// both branches of an if that ends it (the frontend made early returns from ifs such branches).
+// A return from a loop would need control flow parir lacks.
 void check_returns(const Function& g, const Body& body, bool at_end) {
   for (size_t i = 0; i < body.size(); ++i) {
     bool last = at_end && i + 1 == body.size();
     const StmtPtr& s = body[i];
     if (s->as<Return>() && !last)
-      error_in(g, s->loc, fmt::format("`return` before the end of {}() is not supported; assign "
-                                      "the result to a variable and return it at the end",
+      error_in(g, s->loc, fmt::format("`return` inside a loop (or `with parir.gpu:`) of {}() "
+                                      "is not supported; assign the result to a variable and "
+                                      "return it after the loop",
                                       g.name));
     if (auto i_ = s->as<If>()) {
       check_returns(g, i_->then_body, last);

@@ -25,9 +25,11 @@ using CalleeTable = std::map<const Function*, std::map<std::string, Callee>>;
 // by its body, placed before the statement that calls it, its locals renamed apart and its
 // `return e` (at the end of the body, or at the end of both branches of a final if) turned into
 // an assignment to the call's result. Tensor parameters are renamed to the tensor passed.
+// A while condition that calls a function with statements is computed into a local before the
+// loop and at the end of each iteration; in a conditional expression or and/or, the statements
+// run under an if, only where Python evaluates them.
 // Errors: unknown names, recursion, wrong argument counts, `return` in the jit function itself
-// or before the end of a called function, and calls with statements where hoisting them would
-// change what runs (in a while condition, a conditional expression, and/or).
+// or in a loop of a called function.
 Function inline_functions(const Function& fn, const CalleeTable& callees);
 
 }  // namespace parir

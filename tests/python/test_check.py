@@ -220,6 +220,24 @@ def test_a_correct_program_passes_and_leaves_the_gpu_results(gpu_present):
     assert len(fake.calls) == 1 and fake.calls[0].parallelize == spec(i=1000).parallelize
 
 
+@parir.jit
+def weighted_copy(x, y, N, w=None):
+    parir.label('i')
+    for i in range(N):
+        y[i] = x[i] * (w[i] if w is not None else 2.0)
+
+
+def test_parameters_left_out_take_their_defaults_in_both_runs(gpu_present):
+    def gpu(x, y, n, w):
+        assert w is None  # the default, passed to the kernels too
+        y[:] = x * 2.0
+
+    x, y = torch.rand(33, generator=torch.Generator().manual_seed(1)), torch.zeros(33)
+    fake = FakeJit(weighted_copy, gpu)
+    parir.check(fake, x, y, 33, opts=spec(i=33))
+    torch.testing.assert_close(y, x * 2.0)
+
+
 def test_the_python_run_starts_from_the_inputs_before_the_launch(gpu_present):
     def gpu(x, n):
         x.mul_(2.0)

@@ -1,6 +1,7 @@
 """Functions calling functions, external device functions (intrinsics and user headers), device
 libraries, and the escape hatch: printed code edited by hand and run with compile_string."""
 
+import math
 import os
 import shutil
 import subprocess
@@ -189,6 +190,70 @@ def test_inlined_functions_on_the_gpu(n, rng):
     ref = (xc * xc + yc * yc).clamp(0.5, 3.0) + (left + 2 * xc + right) * 0.25
     check_close(out, ref, "inlined functions")
     check_close(out2, yc * 3.0, "callee writing a tensor")
+
+
+def safe_sqrt(v):
+    if v < 0.0:
+        return 0.0
+    return math.sqrt(v)
+
+
+def sign3(v):
+    if v > 0.5:
+        return 1
+    elif v < -0.5:
+        return -1
+    r = 0
+    return r
+
+
+def channel_param(p, c, default):
+    if p is None:
+        return default
+    return p[c]
+
+
+@parir.jit
+def early_returns(x, y, z, w, N):
+    parir.label('i')
+    for i in range(N):
+        y[i] = safe_sqrt(x[i]) + channel_param(w, i, 1.0)
+        z[i] = sign3(x[i])
+
+
+def test_early_returns_become_branches():
+    x, y, z = torch.randn(40), torch.zeros(40), torch.zeros(40, dtype=torch.int64)
+    for w in (None, torch.rand(40)):
+        src = parir.print_compiled(early_returns, [x, y, z, w, 40], spec(i=40))
+        assert "} else if (v_sign3 < -0.5f) {" in src and "sign3_result = 0L;" in src
+        assert ("w[i]" in src) == (w is not None)
+        parir.compile_string("early_returns", src, spec(i=40)).compile("sm_90")
+        y.fill_(float("nan"))
+        early_returns(x, y, z, w, 40, seq=True)
+        check_close(y, x.clamp(min=0).sqrt() + (1.0 if w is None else w))
+        assert torch.equal(z, torch.where(x > 0.5, 1, torch.where(x < -0.5, -1, 0)))
+
+
+def test_a_return_from_a_loop_of_a_called_function_is_an_error_naming_it(tmp_path):
+    mod = load_module(tmp_path, "import parir_torch as parir\n\n"
+                                "def first_negative(x, n):\n    for k in range(n):\n"
+                                "        if x[k] < 0.0:\n            return k\n    return n\n\n"
+                                "@parir.jit\ndef f(x, y, N):\n    parir.label('i')\n"
+                                "    for i in range(N):\n        y[i] = first_negative(x, N)\n")
+    with pytest.raises(parir.ParirError, match=r"user_program.py:6: `return` inside a loop \(or "
+                                                r"`with parir.gpu:`\) of first_negative\(\)"):
+        parir.print_compiled(mod.f, [torch.zeros(4), torch.zeros(4), 4], spec(i=4))
+
+
+@pytest.mark.gpu
+def test_early_returns_on_the_gpu(rng):
+    x = torch.randn(1000, generator=rng).cuda()
+    w = torch.rand(1000, generator=rng).cuda()
+    y = torch.full((1000,), float("nan"), device="cuda")
+    z = torch.full((1000,), -7, dtype=torch.int64, device="cuda")
+    early_returns(x, y, z, w, 1000, opts=spec(i=1000))
+    check_close(y, x.clamp(min=0).sqrt() + w)
+    assert torch.equal(z, torch.where(x > 0.5, 1, torch.where(x < -0.5, -1, 0)))
 
 
 def collatz_next(v):
