@@ -1,12 +1,12 @@
 #include "frontend/python_ast.h"
 
-#include "frontend/early_returns.h"
-#include "frontend/math_and_numpy.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+
+#include "frontend/early_returns.h"
+#include "frontend/math_and_numpy.h"
 
 namespace py = pybind11;
 

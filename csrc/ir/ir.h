@@ -367,8 +367,8 @@ struct TensorShape : ExprNode {
 };
 
 // `x is None` of an argument x (a parameter, a dict entry "d.k", or a called function's parameter
-// bound to one): whether the call passed None, a bool constant that specialize_arguments puts in
-// its place. `x is not None` is its negation.
+// bound to one): whether the call passed None, a bool constant that fold_none_tests puts in its
+// place. `x is not None` is its negation.
 struct IsNone : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::IsNone;
   std::string name;

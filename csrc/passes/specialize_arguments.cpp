@@ -12,17 +12,16 @@ namespace {
 class Specialize : public IRMutator {
  public:
   Specialize(const SpecializedFunction& p, const std::map<std::string, ExprPtr>& scalars,
-             const std::set<std::string>& dicts, const std::set<std::string>& nones,
-             const std::set<std::string>& none_locals)
-      : prog_(p), scalars_(scalars), dicts_(dicts), nones_(nones), none_locals_(none_locals) {}
+             const std::set<std::string>& dicts, const std::set<std::string>& nones)
+      : prog_(p), scalars_(scalars), dicts_(dicts), nones_(nones) {}
 
  protected:
   const SpecializedFunction& prog_;
   const std::map<std::string, ExprPtr>& scalars_;
   const std::set<std::string>& dicts_;
-  const std::set<std::string>& nones_;  // the arguments that are None
-  // Those of them the function assigns (`if scale is None: scale = 1.0`): locals from there.
-  const std::set<std::string>& none_locals_;
+  // The arguments that are None, but those the function assigns (`if scale is None: scale =
+  // 1.0`), which are locals from there.
+  const std::set<std::string>& nones_;
 
   // A name "d.k" (the front end's d['k']) of a dict argument d without the entry k.
   void check_dict_entry(const std::string& name, const Loc& loc) const {
@@ -43,7 +42,7 @@ class Specialize : public IRMutator {
     if (name == "None")
       prog_.error(loc, "None is used as a value here; parir code can only test arguments with "
                        "`x is None` (None passed to a called function included)");
-    if (nones_.count(name) && !none_locals_.count(name))
+    if (nones_.count(name))
       prog_.error(loc, fmt::format("argument '{}' is None in this call, and {}() uses it here; "
                                    "put its uses under `if {} is not None:`",
                                    display_name(name), prog_.name, display_name(name)));
@@ -313,10 +312,8 @@ SpecializedFunction specialize_arguments(const Function& fn, const std::vector<A
   std::vector<std::string> sig;
   for (size_t i = 0; i < args.size(); ++i) signature_items(fn.params[i].name, args[i], sig);
   p.signature = fmt::format("{}({})", fn.name, fmt::join(sig, ", "));
-  std::set<std::string> none_locals;
-  for (const std::string& name : nones)
-    if (assigned.count(name)) none_locals.insert(name);
-  p.body = Specialize(p, scalars, dicts, nones, none_locals).mutate(fn.body);
+  for (const std::string& name : assigned) nones.erase(name);
+  p.body = Specialize(p, scalars, dicts, nones).mutate(fn.body);
   p.body.insert(p.body.begin(), prelude.begin(), prelude.end());
   return p;
 }
